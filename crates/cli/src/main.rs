@@ -1,0 +1,4 @@
+fn main() {
+    eprintln!("ragscope: no command yet");
+    std::process::exit(2);
+}

@@ -1,0 +1,1 @@
+//! RAG retrieval measures (UDCG, UDCGθ, eRAG) and their formats.

@@ -1,0 +1,1 @@
+//! Statistics: correlations, significance tests, bootstrap, multiple-testing corrections.

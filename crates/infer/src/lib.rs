@@ -1,0 +1,1 @@
+//! ragscope-infer: GGUF reader, tokenizers, CPU reference forward pass (wgpu backend: later issue).
