@@ -1,3 +1,54 @@
-fn main() {
-    eprintln!("xtask: not yet");
+//! `cargo xtask serve | test | bench | pkg | oracle` — the project's only entry points.
+//!
+//! Every tool the project needs is installed here, idempotently, from the package registries
+//! (crates.io, npm, Debian): a fresh machine needs nothing but `cargo xtask …`.
+
+mod bench;
+mod cmd;
+mod serve;
+mod test;
+mod tools;
+
+use std::process::ExitCode;
+
+const HELP: &str = "\
+cargo xtask <command>
+
+Commands:
+  serve            install what is missing, build the web app and serve it on http://127.0.0.1:8080
+                   with the bundled demo preloaded (--port N to change the port)
+  test             every test: fmt, clippy, native tests, wasm tests in headless Chromium, fuzzers,
+                   and the browser end-to-end tests of the built app
+  test --quick     native tests only (fmt, clippy, cargo test)
+  bench metrics    ragscope vs pytrec_eval vs ranx on a generated 1,000 x 1,000 run
+  bench udcg       UDCG + classic metrics + correlations throughput, 10k -> 1M passages
+  bench infer      CPU prefill tokens/s vs llama-cpp-python on a SmolLM2-135M-shaped Q8_0 model
+  pkg              build pkg/ (wasm-bindgen --target web) for JS users
+  oracle           regenerate the committed test fixtures from their Python oracles (in a venv)
+  setup            only install the tools
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let rest = if args.len() > 1 { &args[1..] } else { &[][..] };
+    let result = match args.first().map(String::as_str) {
+        Some("serve") => serve::serve(rest),
+        Some("test") => test::test(rest),
+        Some("bench") => bench::bench(rest),
+        Some("pkg") => serve::pkg(),
+        Some("oracle") => test::oracle(),
+        Some("setup") => tools::ensure_all(),
+        Some("-h" | "--help" | "help") | None => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{HELP}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -1,0 +1,115 @@
+//! The JS face of ragscope: the eval engine as plain functions for web pages and Node.
+//!
+//! Built into `pkg/` by `cargo xtask pkg` (wasm-bindgen `--target web`, TypeScript types included).
+//! The pure-Rust halves (`*_impl`) are tested natively; the wasm-bindgen wrappers only convert.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** One run's scores: the mean of each measure, and per query when asked. */
+export interface RunScores {
+  run: string;
+  num_queries: number;
+  means: Record<string, number>;
+  per_query?: Record<string, Record<string, number>>;
+}
+"#;
+
+/// Scores of each run (a map from run name to the run file's text) against the qrels text.
+/// `measures` are names such as `nDCG@10`, `P@5`, `MAP`, `MRR`.
+#[wasm_bindgen(unchecked_return_type = "RunScores[]")]
+pub fn evaluate(
+    qrels: &str,
+    #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] runs: JsValue,
+    measures: Vec<String>,
+    per_query: Option<bool>,
+) -> Result<JsValue, JsError> {
+    let runs: BTreeMap<String, String> = js_to_map(runs)?;
+    let scores = evaluate_impl(qrels, &runs, &measures, per_query.unwrap_or(false))
+        .map_err(|e| JsError::new(&e))?;
+    let json = serde_json::to_string(&scores).map_err(|e| JsError::new(&e.to_string()))?;
+    js_sys_json_parse(&json)
+}
+
+/// Exactly what `trec_eval ARGS qrels run` prints (args without the two file names).
+#[wasm_bindgen(js_name = trecEval)]
+pub fn trec_eval(args: Vec<String>, qrels_text: &str, run_text: &str) -> Result<String, JsError> {
+    trec_eval_impl(&args, qrels_text, run_text).map_err(|e| JsError::new(&e))
+}
+
+#[derive(Serialize, Debug, PartialEq)]
+pub struct RunScores {
+    pub run: String,
+    pub num_queries: usize,
+    pub means: BTreeMap<String, f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_query: Option<BTreeMap<String, BTreeMap<String, f64>>>,
+}
+
+pub fn evaluate_impl(
+    qrels: &str,
+    runs: &BTreeMap<String, String>,
+    measures: &[String],
+    per_query: bool,
+) -> Result<Vec<RunScores>, String> {
+    let qrels = ragscope_eval::formats::parse_qrels("qrels", qrels.as_bytes()).map_err(|e| e.to_string())?;
+    let measures = measures
+        .iter()
+        .map(|m| m.parse::<ragscope_eval::Measure>().map_err(|e| format!("measure `{m}`: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    runs.iter()
+        .map(|(name, text)| {
+            let run = ragscope_eval::formats::parse_run(name, text.as_bytes()).map_err(|e| e.to_string())?;
+            let results = ragscope_eval::evaluate(&qrels, &run, &measures);
+            let means = measures.iter().map(|m| (m.to_string(), results.mean(m))).collect();
+            let per_query = per_query.then(|| {
+                let mut table: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+                for m in &measures {
+                    for (qid, v) in results.per_query(m) {
+                        table.entry(qid.to_string()).or_default().insert(m.to_string(), v);
+                    }
+                }
+                table
+            });
+            Ok(RunScores { run: name.clone(), num_queries: results.num_queries(), means, per_query })
+        })
+        .collect()
+}
+
+pub fn trec_eval_impl(args: &[String], qrels_text: &str, run_text: &str) -> Result<String, String> {
+    let mut argv = args.to_vec();
+    argv.push("qrels".into());
+    argv.push("run".into());
+    let mut read = |name: &str| match name {
+        "qrels" => Ok(qrels_text.as_bytes().to_vec()),
+        _ => Ok(run_text.as_bytes().to_vec()),
+    };
+    ragscope_eval::trec_eval::run(&argv, &mut read).map_err(|e| e.to_string())
+}
+
+fn js_to_map(v: JsValue) -> Result<BTreeMap<String, String>, JsError> {
+    let json = js_sys_json_stringify(&v)?;
+    serde_json::from_str(&json).map_err(|e| JsError::new(&format!("runs must map names to texts: {e}")))
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse(s: &str) -> Result<JsValue, JsValue>;
+    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
+    fn json_stringify(v: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+fn js_sys_json_parse(s: &str) -> Result<JsValue, JsError> {
+    json_parse(s).map_err(|_| JsError::new("internal: JSON.parse failed"))
+}
+
+fn js_sys_json_stringify(v: &JsValue) -> Result<String, JsError> {
+    json_stringify(v)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| JsError::new("runs must be an object mapping run names to run texts"))
+}

@@ -1,0 +1,55 @@
+//! The JS API's Rust halves, natively, against trec_eval's expected outputs.
+
+use std::collections::BTreeMap;
+
+fn data(name: &str) -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/trec_eval/");
+    std::fs::read_to_string(format!("{path}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// trec_eval's `all` lines as name → printed value.
+fn summary(out: &str) -> BTreeMap<String, String> {
+    out.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (f.len() == 3 && f[1] == "all").then(|| (f[0].trim().to_string(), f[2].to_string()))
+        })
+        .collect()
+}
+
+#[test]
+fn trec_eval_text_is_byte_identical() {
+    let out = ragscope_js::trec_eval_impl(
+        &["-m".into(), "all_trec".into()],
+        &data("qrels.test"),
+        &data("results.test"),
+    )
+    .unwrap();
+    assert_eq!(out, data("out.test.a"));
+}
+
+#[test]
+fn evaluate_means_agree_with_trec_eval() {
+    let runs = BTreeMap::from([("results.test".to_string(), data("results.test"))]);
+    let measures: Vec<String> = ["nDCG@10", "MAP", "MRR", "P@10", "R@100", "Rprec", "bpref"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let scores = ragscope_js::evaluate_impl(&data("qrels.test"), &runs, &measures, true).unwrap();
+    let expected = summary(&data("out.test.a"));
+    let trec = ["ndcg_cut_10", "map", "recip_rank", "P_10", "recall_100", "Rprec", "bpref"];
+    assert_eq!(scores.len(), 1);
+    assert_eq!(scores[0].num_queries, 3);
+    for (m, t) in measures.iter().zip(trec) {
+        assert_eq!(format!("{:.4}", scores[0].means[m]), expected[t], "{m} vs {t}");
+    }
+    let per_query = scores[0].per_query.as_ref().unwrap();
+    assert_eq!(per_query.keys().collect::<Vec<_>>(), ["301", "302", "303"]);
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_line() {
+    let runs = BTreeMap::from([("bad.run".to_string(), "301 Q0 d 1 x tag\n".to_string())]);
+    let err = ragscope_js::evaluate_impl(&data("qrels.test"), &runs, &["MAP".into()], false).unwrap_err();
+    assert!(err.contains("bad.run") && err.contains('1'), "{err}");
+}

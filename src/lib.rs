@@ -1,0 +1,7 @@
+//! The ragscope web app: a yew front end on the UI thread and a Web Worker that owns the loaded
+//! data and runs every evaluation (crates/eval), so heavy work never blocks the page.
+
+pub mod agent;
+pub mod engine;
+pub mod protocol;
+pub mod ui;

@@ -1,0 +1,6 @@
+//! The yew front end: state as a reducer with an action enum, one file per component.
+
+pub mod components;
+pub mod state;
+
+pub use components::app::App;

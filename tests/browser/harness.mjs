@@ -1,0 +1,64 @@
+// Shared set-up for the end-to-end tests: a static server over the built site (dist/) on
+// loopback and Debian's headless Chromium driven by playwright-core (no browser download).
+import { createServer } from 'node:http';
+import { readFile, mkdir } from 'node:fs/promises';
+import { extname, join, normalize, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+
+export const dist = resolve(process.env.RAGSCOPE_DIST ?? '../../dist');
+export const shared = resolve(process.env.RAGSCOPE_SHARED ?? '../../../shared');
+export const artifacts = resolve(process.env.RAGSCOPE_ARTIFACTS ?? '../../target/e2e-artifacts');
+
+const TYPES = {
+  '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm',
+  '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml',
+};
+
+export async function startServer() {
+  const server = createServer(async (req, res) => {
+    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const file = normalize(join(dist, path.endsWith('/') ? path + 'index.html' : path));
+    if (!file.startsWith(dist)) { res.writeHead(403).end(); return; }
+    try {
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end('not found');
+    }
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const { port } = server.address();
+  return { server, origin: `http://127.0.0.1:${port}` };
+}
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+}
+
+/** Every request a page makes, to check that nothing leaves the app's own origin. */
+export function recordRequests(page) {
+  const urls = [];
+  page.on('request', (r) => urls.push(r.url()));
+  return urls;
+}
+
+/** trec_eval's summary lines (`measure all value`) as a map. */
+export async function trecSummary(file) {
+  const text = await readFile(file, 'utf8');
+  const values = new Map();
+  for (const line of text.split('\n')) {
+    const [name, topic, value] = line.split('\t').map((s) => s?.trim());
+    if (topic === 'all') values.set(name, value);
+  }
+  return values;
+}
+
+export async function screenshot(page, name) {
+  await mkdir(artifacts, { recursive: true });
+  await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+}

@@ -1,0 +1,118 @@
+"""`cargo xtask bench metrics`: ragscope vs pytrec_eval vs ranx, end to end, in one run.
+
+Generates a 1,000-query x 1,000-doc run with graded qrels (deterministic, ~38 MB), then times
+nDCG@10, MAP, MRR, P@10 and R@100 including parsing, each tool in its own process (so peak RSS
+is the tool's own), and prints medians and ratios. Run by xtask in a venv it creates.
+"""
+import argparse, json, os, random, statistics, subprocess, sys, time
+
+MEASURES_TREC = ["-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", "P.10", "-m", "recall.100"]
+
+
+def generate(folder, queries=1000, docs=1000, seed=20261120):
+    run_path, qrels_path = os.path.join(folder, "bench.run"), os.path.join(folder, "bench.qrels")
+    if os.path.exists(run_path) and os.path.exists(qrels_path):
+        return run_path, qrels_path
+    rng = random.Random(seed)
+    with open(run_path, "w") as run, open(qrels_path, "w") as qrels:
+        for q in range(queries):
+            qid = f"q{q:04d}"
+            pool = rng.sample(range(100_000), docs + 100)
+            # Scores with some ties, as real runs have.
+            scores = sorted((round(rng.uniform(0, 30), 3) for _ in range(docs)), reverse=True)
+            for rank, (d, s) in enumerate(zip(pool[:docs], scores), 1):
+                run.write(f"{qid} Q0 doc{d:06d} {rank} {s} bench\n")
+            judged = rng.sample(pool[:docs], 150) + pool[docs:]
+            for d in judged:
+                rel = rng.choices([0, 1, 2, 3], weights=[70, 15, 10, 5])[0]
+                qrels.write(f"{qid} 0 doc{d:06d} {rel}\n")
+    return run_path, qrels_path
+
+
+def timed(cmd):
+    """Wall seconds and peak RSS (bytes) of one child process."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = p.communicate()
+    wall = time.perf_counter() - t0
+    # communicate() reaped the child; its rusage comes from the children total delta instead.
+    if p.returncode != 0:
+        sys.exit(f"{cmd[0]} failed: {err.decode()[-2000:]}")
+    return wall, out.decode()
+
+
+def peak_rss(cmd):
+    pid = os.fork()
+    if pid == 0:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.execvp(cmd[0], cmd)
+    _, status, rusage = os.wait4(pid, 0)
+    return rusage.ru_maxrss * 1024
+
+
+PYTREC = r"""
+import sys, time, pytrec_eval
+qrels_path, run_path = sys.argv[1:3]
+t0 = time.perf_counter()
+with open(qrels_path) as f: qrels = pytrec_eval.parse_qrel(f)
+with open(run_path) as f: run = pytrec_eval.parse_run(f)
+ev = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "map", "recip_rank", "P.10", "recall.100"})
+res = ev.evaluate(run)
+n = len(res)
+means = {m: sum(r[m] for r in res.values()) / n for m in ["ndcg_cut_10", "map", "recip_rank", "P_10", "recall_100"]}
+print(repr(means))
+"""
+
+RANX = r"""
+import sys, ranx
+qrels_path, run_path = sys.argv[1:3]
+qrels = ranx.Qrels.from_file(qrels_path, kind="trec")
+run = ranx.Run.from_file(run_path, kind="trec")
+print(repr(ranx.evaluate(qrels, run, ["ndcg@10", "map", "mrr", "precision@10", "recall@100"], threads=1)))
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ragscope", required=True)
+    ap.add_argument("--wasm-node", help="node script running the wasm engine on the same input")
+    ap.add_argument("--folder", required=True)
+    ap.add_argument("--repeat", type=int, default=5)
+    a = ap.parse_args()
+    os.makedirs(a.folder, exist_ok=True)
+    run_path, qrels_path = generate(a.folder)
+    size = os.path.getsize(run_path)
+    print(f"input: {run_path} ({size / 1e6:.1f} MB), {qrels_path}")
+
+    tools = {
+        "ragscope trec-eval": [a.ragscope, "trec-eval", *MEASURES_TREC, qrels_path, run_path],
+        "ragscope trec-eval (1 thread)": [a.ragscope, "trec-eval", "--threads", "1", *MEASURES_TREC, qrels_path, run_path],
+        "pytrec_eval": [sys.executable, "-c", PYTREC, qrels_path, run_path],
+        "ranx (threads=1)": [sys.executable, "-c", RANX, qrels_path, run_path],
+    }
+    if a.wasm_node:
+        tools["ragscope wasm (node)"] = ["node", a.wasm_node, qrels_path, run_path]
+    # One warm-up each (ranx compiles with numba on first use; page cache), then alternate
+    # tools in each round so noise on this shared machine hits all of them alike.
+    for name, cmd in tools.items():
+        timed(cmd)
+    walls = {name: [] for name in tools}
+    for _ in range(a.repeat):
+        for name, cmd in tools.items():
+            walls[name].append(timed(cmd)[0])
+    rss = {name: peak_rss(cmd) for name, cmd in tools.items()}
+    base = statistics.median(walls["pytrec_eval"])
+    print(f"\n{'tool':32} {'median s':>9} {'vs pytrec_eval':>15} {'peak RSS MB':>12} {'RSS / run file':>15}")
+    for name in tools:
+        med = statistics.median(walls[name])
+        print(f"{name:32} {med:9.3f} {base / med:14.1f}x {rss[name] / 1e6:12.1f} {rss[name] / size:15.2f}")
+    if a.wasm_node:
+        native = statistics.median(walls["ragscope trec-eval (1 thread)"])
+        print(f"\nwasm (node) / native single-threaded: {statistics.median(walls['ragscope wasm (node)']) / native:.2f}x")
+    print(json.dumps({n: statistics.median(w) for n, w in walls.items()}))
+
+
+if __name__ == "__main__":
+    main()

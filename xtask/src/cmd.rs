@@ -1,0 +1,73 @@
+//! Running child processes with readable logging and errors.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub type Result<T = ()> = std::result::Result<T, String>;
+
+/// The repository root (xtask lives one level below it).
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask is inside the repository")
+        .to_path_buf()
+}
+
+pub fn step(title: &str) {
+    eprintln!("\n\x1b[1;34m==> {title}\x1b[0m");
+}
+
+/// Runs a command, inheriting stdio; an error names the command and its exit status.
+pub fn run(cmd: &mut Command) -> Result {
+    eprintln!("    $ {}", show(cmd));
+    let status = cmd
+        .status()
+        .map_err(|e| format!("could not start `{}`: {e}", show(cmd)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed ({status})", show(cmd)))
+    }
+}
+
+/// Runs a command and returns its stdout, or None if it could not run or failed.
+pub fn output(cmd: &mut Command) -> Option<String> {
+    let out = cmd.output().ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+pub fn show(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+pub fn cargo() -> Command {
+    let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    c.current_dir(root());
+    c
+}
+
+/// PATH with the project's own tool folders first (npm's .bin for wasm-opt, cargo's bin).
+pub fn tool_path() -> String {
+    let mut parts = vec![
+        root().join("tests/browser/node_modules/.bin").display().to_string(),
+        cargo_home().join("bin").display().to_string(),
+    ];
+    if let Ok(p) = std::env::var("PATH") {
+        parts.push(p);
+    }
+    parts.join(":")
+}
+
+pub fn cargo_home() -> PathBuf {
+    std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .unwrap_or_else(|| PathBuf::from("/root/.cargo"))
+}
