@@ -7,6 +7,7 @@
 mod args;
 mod format;
 mod measures;
+mod zscores;
 
 use std::fmt::Write as _;
 
@@ -83,12 +84,18 @@ pub fn run(
         ));
     }
     let run = read_run(run_name, read_file)?;
-    if args.zscore_file.is_some() {
-        return Err(TrecEvalError::new(
-            "trec_eval: -Z (z-scores) is not supported by ragscope yet\n",
-            2,
-        ));
-    }
+    let zscores = match &args.zscore_file {
+        None => None,
+        Some(name) => {
+            let bytes = read_file(name).map_err(|e| {
+                TrecEvalError::new(
+                    format!("trec_eval.get_zscores: Cannot read zscores file '{name}': {e}\n"),
+                    255,
+                )
+            })?;
+            Some(zscores::Zscores::parse(name, &bytes)?)
+        }
+    };
     let selected = measures::init(&marked, &meas_params)?;
     if let Some(u) = selected.iter().find(|s| s.family.name == "utility") {
         if u.params.fractions().len() != 4 {
@@ -111,7 +118,7 @@ pub fn run(
         judged_only: args.judged_only,
         num_docs_in_coll: args.num_docs_in_coll.unwrap_or(0),
     };
-    evaluate(&args, &qrels, &run, &selected, &opts)
+    evaluate(&args, &qrels, &run, &selected, &opts, zscores.as_ref())
 }
 
 fn read_qrels(
@@ -148,7 +155,9 @@ fn evaluate(
     run: &Run,
     selected: &[Selected],
     opts: &RankingOptions,
+    zscores: Option<&zscores::Zscores>,
 ) -> Result<String, TrecEvalError> {
+    let z = if zscores.is_some() { "Z" } else { "" };
     let mut out = String::new();
     let mut sums: Vec<Vec<f64>> = selected.iter().map(|s| vec![0.0; s.names.len()]).collect();
     let mut values: Vec<Vec<f64>> = sums.clone();
@@ -200,6 +209,11 @@ fn evaluate(
                     }
                 }
             }
+            if let Some(zs) = zscores {
+                for (name, v) in s.names.iter().zip(vals.iter_mut()) {
+                    *v = zs.convert(qt.qid(), name, *v);
+                }
+            }
         }
         for ((s, vals), sum) in selected.iter().zip(&values).zip(sums.iter_mut()) {
             for (acc, v) in sum.iter_mut().zip(vals) {
@@ -218,7 +232,13 @@ fn evaluate(
                 continue;
             }
             for (name, v) in s.names.iter().zip(vals) {
-                let _ = writeln!(out, "{:<22}\t{}\t{}", name, qt.qid(), value_text(s, *v));
+                let _ = writeln!(
+                    out,
+                    "{z}{:<22}\t{}\t{}",
+                    name,
+                    qt.qid(),
+                    value_text(s, *v, zscores.is_some())
+                );
             }
         }
         num_q += 1;
@@ -245,14 +265,19 @@ fn evaluate(
             Summary::GeoMean => sum.iter().map(|v| (v / num_q as f64).exp()).collect(),
         };
         for (name, v) in s.names.iter().zip(summary) {
-            let _ = writeln!(out, "{:<22}\tall\t{}", name, value_text(s, v));
+            let _ = writeln!(
+                out,
+                "{z}{:<22}\tall\t{}",
+                name,
+                value_text(s, v, zscores.is_some())
+            );
         }
     }
     Ok(out)
 }
 
-fn value_text(s: &Selected, v: f64) -> String {
-    if s.family.integer {
+fn value_text(s: &Selected, v: f64, zscore: bool) -> String {
+    if s.family.integer && !zscore {
         format!("{}", v as i64)
     } else {
         fmt_value(v)
