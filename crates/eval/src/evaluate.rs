@@ -62,13 +62,13 @@ impl Results {
         if values.is_empty() {
             return None;
         }
-        Some(values.iter().sum::<f64>() / values.len() as f64)
+        Some(values.iter().fold(0.0, |acc, v| acc + v) / values.len() as f64)
     }
 
     /// The summary trec_eval would print: the sum for counts, the mean otherwise.
     pub fn summary(&self, measure: &Measure) -> Option<f64> {
         if measure.is_count() {
-            Some(self.values[self.index(measure)?].iter().sum())
+            Some(self.values[self.index(measure)?].iter().fold(0.0, |acc, v| acc + v))
         } else {
             self.mean(measure)
         }

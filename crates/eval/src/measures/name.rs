@@ -341,6 +341,7 @@ fn ndcg(t: &TopicEval, depth: usize, gain: Gain) -> f64 {
         Gain::Linear => rel,
         Gain::Exp => rel.exp2() - 1.0,
     };
+    // fold from +0.0: f64's `sum` starts at -0.0, which would print as "-0.0000"
     let dcg: f64 = t
         .rels
         .iter()
@@ -348,12 +349,12 @@ fn ndcg(t: &TopicEval, depth: usize, gain: Gain) -> f64 {
         .enumerate()
         .filter(|(_, &r)| r > 0)
         .map(|(i, &r)| g(r as f64) / discount(i))
-        .sum();
+        .fold(0.0, |acc, x| acc + x);
     let idcg: f64 = ideal_linear_gains(t)
         .take(depth)
         .enumerate()
         .map(|(i, r)| g(r) / discount(i))
-        .sum();
+        .fold(0.0, |acc, x| acc + x);
     if idcg > 0.0 {
         dcg / idcg
     } else {
