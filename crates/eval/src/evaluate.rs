@@ -68,7 +68,11 @@ impl Results {
     /// The summary trec_eval would print: the sum for counts, the mean otherwise.
     pub fn summary(&self, measure: &Measure) -> Option<f64> {
         if measure.is_count() {
-            Some(self.values[self.index(measure)?].iter().fold(0.0, |acc, v| acc + v))
+            Some(
+                self.values[self.index(measure)?]
+                    .iter()
+                    .fold(0.0, |acc, v| acc + v),
+            )
         } else {
             self.mean(measure)
         }

@@ -5,7 +5,10 @@ use ragscope_eval::formats::{ParseErrorKind, QrelsParser, RunParser};
 use ragscope_eval::{parse_qrels, parse_run};
 
 fn data(name: &str) -> Vec<u8> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/trec_eval/");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/trec_eval/"
+    );
     std::fs::read(format!("{path}{name}")).expect("oracle data (../shared/data) must exist")
 }
 
@@ -31,7 +34,8 @@ fn topics_are_in_strcmp_order() {
 
 #[test]
 fn qrels_keep_graded_and_negative_relevance() {
-    let q = parse_qrels("q", b"1 0 a 2\n1 0 b 0\n1 0 c -1\n1 0 d 1\n# c\n2 0 a 0\n").expect("qrels");
+    let q =
+        parse_qrels("q", b"1 0 a 2\n1 0 b 0\n1 0 c -1\n1 0 d 1\n# c\n2 0 a 0\n").expect("qrels");
     let t = q.topic("1").expect("topic 1");
     assert_eq!(t.rel(b"a"), Some(2));
     assert_eq!(t.rel(b"c"), Some(-1));
@@ -55,7 +59,8 @@ fn every_chunk_boundary_gives_the_same_run() {
         assert_eq!(run.topics().len(), whole.topics().len());
         for (a, b) in run.topics().iter().zip(whole.topics()) {
             let da: Vec<(&[u8], f64)> = a.docs().iter().map(|d| (run.docno(d), d.score)).collect();
-            let db: Vec<(&[u8], f64)> = b.docs().iter().map(|d| (whole.docno(d), d.score)).collect();
+            let db: Vec<(&[u8], f64)> =
+                b.docs().iter().map(|d| (whole.docno(d), d.score)).collect();
             assert_eq!(da, db, "cut at {cut}");
         }
     }
@@ -92,25 +97,43 @@ fn errors_point_at_line_column_and_text() {
     assert_eq!(e.to_string(), "r.txt:2:10: score 'abc' is not a number");
 
     let e = parse_run("r.txt", b"1 Q0 a 1 1\n").expect_err("five fields");
-    assert!(matches!(e.kind, ParseErrorKind::WrongFieldCount { found: 5, .. }));
+    assert!(matches!(
+        e.kind,
+        ParseErrorKind::WrongFieldCount { found: 5, .. }
+    ));
 
     let e = parse_run("r.txt", b"1 Q0 a 1 1 t\n1 Q0 a 2 0.5 t\n").expect_err("duplicate");
     assert_eq!(e.line, 2);
-    assert!(matches!(e.kind, ParseErrorKind::DuplicateDocno { first_line: 1, .. }), "{e}");
+    assert!(
+        matches!(e.kind, ParseErrorKind::DuplicateDocno { first_line: 1, .. }),
+        "{e}"
+    );
 
     let e = parse_qrels("q.txt", b"1 0 a 1\n1 0 b x1\n").expect_err("bad rel");
     assert_eq!((e.line, e.column, e.text.as_str()), (2, 7, "x1"));
     assert_eq!(e.kind, ParseErrorKind::BadRelevance);
 
     let e = parse_qrels("q.txt", b"1 0 a 1 extra\n").expect_err("five fields");
-    assert!(matches!(e.kind, ParseErrorKind::WrongFieldCount { found: 5, .. }));
+    assert!(matches!(
+        e.kind,
+        ParseErrorKind::WrongFieldCount { found: 5, .. }
+    ));
 
     let e = parse_qrels("q.txt", b"1 0 a 1\n1 0 a 0\n").expect_err("duplicate");
-    assert!(matches!(e.kind, ParseErrorKind::DuplicateDocno { first_line: 1, .. }));
+    assert!(matches!(
+        e.kind,
+        ParseErrorKind::DuplicateDocno { first_line: 1, .. }
+    ));
 
     for empty in [&b""[..], b"\n\n", b"# only a comment\n"] {
-        assert_eq!(parse_run("r", empty).expect_err("empty").kind, ParseErrorKind::Empty);
-        assert_eq!(parse_qrels("q", empty).expect_err("empty").kind, ParseErrorKind::Empty);
+        assert_eq!(
+            parse_run("r", empty).expect_err("empty").kind,
+            ParseErrorKind::Empty
+        );
+        assert_eq!(
+            parse_qrels("q", empty).expect_err("empty").kind,
+            ParseErrorKind::Empty
+        );
     }
 }
 

@@ -8,7 +8,10 @@ use ragscope_eval::measures::{Gain, MeasureKind};
 use ragscope_eval::{evaluate, parse_qrels, parse_run, Measure};
 
 fn data(name: &str) -> Vec<u8> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/trec_eval/");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/trec_eval/"
+    );
     std::fs::read(format!("{path}{name}")).expect("oracle data (../shared/data) must exist")
 }
 
@@ -39,7 +42,16 @@ fn common_names_parse_and_print() {
         let m: Measure = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(m.to_string(), shown, "{text}");
     }
-    for bad in ["P", "bpref@10", "foo", "nDCG@0", "nDCG@x", "P(rel=x)@5", "MAP(gain=exp)", "P(rel=2@5"] {
+    for bad in [
+        "P",
+        "bpref@10",
+        "foo",
+        "nDCG@0",
+        "nDCG@x",
+        "P(rel=x)@5",
+        "MAP(gain=exp)",
+        "P(rel=2@5",
+    ] {
         assert!(bad.parse::<Measure>().is_err(), "{bad} should not parse");
     }
 }
@@ -58,18 +70,36 @@ fn any_measure() -> impl Strategy<Value = Measure> {
         Just((MeasureKind::NumRel, 0)),
         Just((MeasureKind::SetF, 0)),
     ];
-    (kinds, 1u32..2000, any::<bool>(), proptest::option::of(-3i32..5), any::<bool>()).prop_map(
-        |((kind, rule), k, with_k, rel, exp)| {
+    (
+        kinds,
+        1u32..2000,
+        any::<bool>(),
+        proptest::option::of(-3i32..5),
+        any::<bool>(),
+    )
+        .prop_map(|((kind, rule), k, with_k, rel, exp)| {
             let cutoff = match rule {
                 2 => Some(k),
                 1 if with_k => Some(k),
                 _ => None,
             };
-            let rel = if matches!(kind, MeasureKind::NDCG | MeasureKind::Judged) { None } else { rel };
-            let gain = if kind == MeasureKind::NDCG && exp { Gain::Exp } else { Gain::Linear };
-            Measure { kind, cutoff, rel, gain }
-        },
-    )
+            let rel = if matches!(kind, MeasureKind::NDCG | MeasureKind::Judged) {
+                None
+            } else {
+                rel
+            };
+            let gain = if kind == MeasureKind::NDCG && exp {
+                Gain::Exp
+            } else {
+                Gain::Linear
+            };
+            Measure {
+                kind,
+                cutoff,
+                rel,
+                gain,
+            }
+        })
 }
 
 proptest! {
@@ -84,20 +114,42 @@ proptest! {
 /// `(measure name, qid) -> printed value` from trec_eval's `-q` output.
 fn trec_eval_table(args: &[&str]) -> HashMap<(String, String), String> {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let out = ragscope_eval::trec_eval::run(&args, &mut |name: &str| Ok(data(name))).expect("trec_eval");
+    let out =
+        ragscope_eval::trec_eval::run(&args, &mut |name: &str| Ok(data(name))).expect("trec_eval");
     out.lines()
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            ((f[0].trim_end().to_string(), f[1].to_string()), f[2].to_string())
+            (
+                (f[0].trim_end().to_string(), f[1].to_string()),
+                f[2].to_string(),
+            )
         })
         .collect()
 }
 
 fn agree(qrels: &str, run: &str, level: i32) {
     let measures: Vec<Measure> = [
-        "MAP", "MAP@100", "MRR", "nDCG", "nDCG@10", "nDCG@20", "P@5", "P@10", "R@100", "R@1000",
-        "Success@1", "Success@10", "Rprec", "bpref", "infAP", "NumRet", "NumRel", "NumRelRet",
-        "SetP", "SetR", "SetF",
+        "MAP",
+        "MAP@100",
+        "MRR",
+        "nDCG",
+        "nDCG@10",
+        "nDCG@20",
+        "P@5",
+        "P@10",
+        "R@100",
+        "R@1000",
+        "Success@1",
+        "Success@10",
+        "Rprec",
+        "bpref",
+        "infAP",
+        "NumRet",
+        "NumRel",
+        "NumRelRet",
+        "SetP",
+        "SetR",
+        "SetF",
     ]
     .iter()
     .map(|t| {
@@ -110,25 +162,77 @@ fn agree(qrels: &str, run: &str, level: i32) {
     .collect();
     let l = format!("-l{level}");
     let table = trec_eval_table(&[
-        "-q", &l, "-m", "map", "-m", "map_cut.100", "-m", "recip_rank", "-m", "ndcg", "-m", "ndcg_cut.10,20",
-        "-m", "P.5,10", "-m", "recall.100,1000", "-m", "success.1,10", "-m", "Rprec", "-m", "bpref", "-m",
-        "infAP", "-m", "num_ret", "-m", "num_rel", "-m", "num_rel_ret", "-m", "set_P", "-m", "set_recall",
-        "-m", "set_F", qrels, run,
+        "-q",
+        &l,
+        "-m",
+        "map",
+        "-m",
+        "map_cut.100",
+        "-m",
+        "recip_rank",
+        "-m",
+        "ndcg",
+        "-m",
+        "ndcg_cut.10,20",
+        "-m",
+        "P.5,10",
+        "-m",
+        "recall.100,1000",
+        "-m",
+        "success.1,10",
+        "-m",
+        "Rprec",
+        "-m",
+        "bpref",
+        "-m",
+        "infAP",
+        "-m",
+        "num_ret",
+        "-m",
+        "num_rel",
+        "-m",
+        "num_rel_ret",
+        "-m",
+        "set_P",
+        "-m",
+        "set_recall",
+        "-m",
+        "set_F",
+        qrels,
+        run,
     ]);
     let q = parse_qrels(qrels, &data(qrels)).expect("qrels");
     let r = parse_run(run, &data(run)).expect("run");
     let results = evaluate(&q, &r, &measures);
     assert!(!results.topics.is_empty());
     for m in &measures {
-        let (name, te_level) = m.trec_eval_equivalent().expect("has a trec_eval equivalent");
+        let (name, te_level) = m
+            .trec_eval_equivalent()
+            .expect("has a trec_eval equivalent");
         assert!(te_level == level || matches!(m.kind, MeasureKind::NDCG | MeasureKind::NumRet));
-        let show = |v: f64| if m.is_count() { format!("{}", v as i64) } else { format!("{v:6.4}") };
+        let show = |v: f64| {
+            if m.is_count() {
+                format!("{}", v as i64)
+            } else {
+                format!("{v:6.4}")
+            }
+        };
         for (qid, v) in results.per_query(m) {
-            let expected = table.get(&(name.clone(), qid.to_string())).unwrap_or_else(|| panic!("{name} {qid}"));
-            assert_eq!(&show(v), expected, "{m} vs {name} on topic {qid} ({qrels} {run} -l{level})");
+            let expected = table
+                .get(&(name.clone(), qid.to_string()))
+                .unwrap_or_else(|| panic!("{name} {qid}"));
+            assert_eq!(
+                &show(v),
+                expected,
+                "{m} vs {name} on topic {qid} ({qrels} {run} -l{level})"
+            );
         }
         let summary = results.summary(m).expect("summary");
-        assert_eq!(&show(summary), &table[&(name.clone(), "all".to_string())], "{m} summary");
+        assert_eq!(
+            &show(summary),
+            &table[&(name.clone(), "all".to_string())],
+            "{m} summary"
+        );
     }
 }
 
@@ -156,8 +260,17 @@ fn exp_gain_equals_trec_eval_ndcg_with_matching_gains() {
     let r = parse_run("r", &data("results.test")).expect("run");
     let m: Measure = "nDCG(gain=exp)".parse().expect("measure");
     let results = evaluate(&q, &r, &[m]);
-    let table = trec_eval_table(&["-q", "-m", "ndcg.1=1,2=3,3=7,4=15", "qrels.rel_level", "results.test"]);
+    let table = trec_eval_table(&[
+        "-q",
+        "-m",
+        "ndcg.1=1,2=3,3=7,4=15",
+        "qrels.rel_level",
+        "results.test",
+    ]);
     for (qid, v) in results.per_query(&m) {
-        assert_eq!(format!("{v:6.4}"), table[&("ndcg_1=1,2=3,3=7,4=15".to_string(), qid.to_string())]);
+        assert_eq!(
+            format!("{v:6.4}"),
+            table[&("ndcg_1=1,2=3,3=7,4=15".to_string(), qid.to_string())]
+        );
     }
 }
