@@ -1,0 +1,4 @@
+//! One file per subcommand, each exposing `Args` (clap) and `run`.
+
+pub mod eval;
+pub mod trec_eval;

@@ -1,0 +1,43 @@
+//! `ragscope trec-eval`: trec_eval 10.0's command line, parsed by hand like its getopt
+//! (so `-l2`, `-M100`, `-mP.5,10`, `--measure=ndcg_cut.10` and permuted flags all work).
+
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+/// Everything after `trec-eval` is handed to the trec_eval argument parser untouched.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// trec_eval flags followed by QRELS RUN (`ragscope trec-eval -h` explains them).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub argv: Vec<String>,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    let mut read_file = |name: &str| -> Result<Vec<u8>, String> {
+        if name == "-" {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| e.to_string())?;
+            return Ok(buf);
+        }
+        std::fs::read(name).map_err(|e| e.to_string())
+    };
+    match ragscope_eval::trec_eval::run(&args.argv, &mut read_file) {
+        Ok(stdout) => {
+            let mut out = std::io::stdout().lock();
+            if out
+                .write_all(stdout.as_bytes())
+                .and_then(|_| out.flush())
+                .is_err()
+            {
+                return ExitCode::from(1);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprint!("{}", e.message);
+            ExitCode::from(e.exit_code.clamp(0, 255) as u8)
+        }
+    }
+}

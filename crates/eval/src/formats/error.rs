@@ -1,0 +1,42 @@
+use serde::Serialize;
+
+/// What went wrong on a line of a run or qrels file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ParseErrorKind {
+    /// A run line needs `qid Q0 docno rank score tag`; a qrels line `qid iter docno rel`.
+    WrongFieldCount { expected: String, found: usize },
+    /// The score field is not a number (trec_eval would silently read 0 here).
+    BadScore,
+    /// The relevance field is not an integer.
+    BadRelevance,
+    /// The same docno appears twice for one topic; trec_eval refuses such files.
+    DuplicateDocno { qid: String, first_line: u64 },
+    /// The file holds no judgments or no results at all.
+    Empty,
+}
+
+/// A parse error that points at the offending bytes: file, 1-based line and column, text.
+#[derive(Debug, Clone, PartialEq, Serialize, thiserror::Error)]
+#[error("{file}:{line}:{column}: {}", describe(kind, text))]
+pub struct ParseError {
+    pub file: String,
+    pub line: u64,
+    pub column: u64,
+    pub text: String,
+    pub kind: ParseErrorKind,
+}
+
+fn describe(kind: &ParseErrorKind, text: &str) -> String {
+    match kind {
+        ParseErrorKind::WrongFieldCount { expected, found } => {
+            format!("expected {expected}, found {found} field(s) in line '{text}'")
+        }
+        ParseErrorKind::BadScore => format!("score '{text}' is not a number"),
+        ParseErrorKind::BadRelevance => format!("relevance '{text}' is not an integer"),
+        ParseErrorKind::DuplicateDocno { qid, first_line } => {
+            format!("duplicate docno '{text}' for topic '{qid}' (first seen on line {first_line})")
+        }
+        ParseErrorKind::Empty => "file is empty (no judgments or results)".to_string(),
+    }
+}

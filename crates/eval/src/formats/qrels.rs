@@ -1,0 +1,222 @@
+//! TREC qrels files: `qid iter docno rel`, as trec_eval's get_qrels.c reads them.
+//! Relevance may be graded (0, 1, 2, ...) or negative (pooled but not judged).
+
+use rustc_hash::FxHashMap;
+
+use super::error::{ParseError, ParseErrorKind};
+use super::lines::{is_skippable, lossy, parse_rel, split_fields, LineSplitter};
+
+/// The judgments of one topic.
+#[derive(Debug, Clone)]
+pub struct QrelsTopic {
+    qid: String,
+    judgments: FxHashMap<Box<[u8]>, i32>,
+    /// (level, number of docs at that level) for every level >= 0, ascending.
+    levels: Vec<(i32, u64)>,
+}
+
+impl QrelsTopic {
+    pub fn qid(&self) -> &str {
+        &self.qid
+    }
+
+    /// The relevance of `docno`, or `None` if it is not in the qrels (not pooled).
+    #[inline]
+    pub fn rel(&self, docno: &[u8]) -> Option<i32> {
+        self.judgments.get(docno).copied()
+    }
+
+    /// Number of judged documents (any relevance, negative included).
+    pub fn num_judgments(&self) -> usize {
+        self.judgments.len()
+    }
+
+    /// `(level, count)` for each non-negative relevance level present, ascending.
+    pub fn levels(&self) -> &[(i32, u64)] {
+        &self.levels
+    }
+
+    /// Number of documents with relevance >= `level` (trec_eval's num_rel for `-l level`).
+    pub fn num_rel(&self, level: i32) -> u64 {
+        self.levels
+            .iter()
+            .filter(|(l, _)| *l >= level)
+            .map(|(_, c)| c)
+            .sum()
+    }
+
+    pub fn judgments(&self) -> impl Iterator<Item = (&[u8], i32)> {
+        self.judgments.iter().map(|(d, r)| (&**d, *r))
+    }
+}
+
+/// Parsed qrels, topics sorted by qid in `strcmp` order.
+#[derive(Debug, Clone)]
+pub struct Qrels {
+    name: String,
+    topics: Vec<QrelsTopic>,
+}
+
+impl Qrels {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn topics(&self) -> &[QrelsTopic] {
+        &self.topics
+    }
+
+    pub fn topic(&self, qid: &str) -> Option<&QrelsTopic> {
+        self.topics
+            .binary_search_by(|t| t.qid.as_bytes().cmp(qid.as_bytes()))
+            .ok()
+            .map(|i| &self.topics[i])
+    }
+}
+
+struct TopicBuilder {
+    qid: String,
+    judgments: FxHashMap<Box<[u8]>, (i32, u64)>,
+}
+
+/// Streaming qrels parser: `feed` byte chunks of any size, then `finish`.
+pub struct QrelsParser {
+    name: String,
+    lines: LineSplitter,
+    topics: Vec<TopicBuilder>,
+    topic_index: FxHashMap<Box<[u8]>, usize>,
+    last_topic: Option<(Vec<u8>, usize)>,
+    count: usize,
+}
+
+impl QrelsParser {
+    pub fn new(name: &str) -> Self {
+        QrelsParser {
+            name: name.to_string(),
+            lines: LineSplitter::default(),
+            topics: Vec::new(),
+            topic_index: FxHashMap::default(),
+            last_topic: None,
+            count: 0,
+        }
+    }
+
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let result = lines.feed(chunk, |no, line| self.line(no, line));
+        self.lines = lines;
+        result
+    }
+
+    pub fn finish(mut self) -> Result<Qrels, ParseError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.finish(|no, line| self.line(no, line))?;
+        if self.count == 0 {
+            return Err(ParseError {
+                file: self.name,
+                line: lines.lines_seen().max(1),
+                column: 1,
+                text: String::new(),
+                kind: ParseErrorKind::Empty,
+            });
+        }
+        let mut topics: Vec<QrelsTopic> = self
+            .topics
+            .into_iter()
+            .map(|t| {
+                let mut counts: FxHashMap<i32, u64> = FxHashMap::default();
+                for &(rel, _) in t.judgments.values() {
+                    if rel >= 0 {
+                        *counts.entry(rel).or_default() += 1;
+                    }
+                }
+                let mut levels: Vec<(i32, u64)> = counts.into_iter().collect();
+                levels.sort_unstable();
+                QrelsTopic {
+                    qid: t.qid,
+                    judgments: t.judgments.into_iter().map(|(d, (r, _))| (d, r)).collect(),
+                    levels,
+                }
+            })
+            .collect();
+        topics.sort_unstable_by(|a, b| a.qid.as_bytes().cmp(b.qid.as_bytes()));
+        Ok(Qrels {
+            name: self.name,
+            topics,
+        })
+    }
+
+    fn line(&mut self, line_no: u64, line: &[u8]) -> Result<(), ParseError> {
+        if is_skippable(line) {
+            return Ok(());
+        }
+        let (fields, count) = split_fields::<4>(line);
+        if count != 4 {
+            return Err(self.error(
+                line_no,
+                0,
+                line,
+                ParseErrorKind::WrongFieldCount {
+                    expected: "4 fields (qid iter docno rel)".to_string(),
+                    found: count,
+                },
+            ));
+        }
+        let (qid, (docno_at, docno), (rel_at, rel_text)) = (fields[0].1, fields[2], fields[3]);
+        let rel = parse_rel(rel_text)
+            .ok_or_else(|| self.error(line_no, rel_at, rel_text, ParseErrorKind::BadRelevance))?;
+        let topic = self.topic_for(qid);
+        let builder = &mut self.topics[topic];
+        if let Some(&(_, first_line)) = builder.judgments.get(docno) {
+            let qid = builder.qid.clone();
+            return Err(self.error(
+                line_no,
+                docno_at,
+                docno,
+                ParseErrorKind::DuplicateDocno { qid, first_line },
+            ));
+        }
+        builder.judgments.insert(docno.into(), (rel, line_no));
+        self.count += 1;
+        Ok(())
+    }
+
+    fn topic_for(&mut self, qid: &[u8]) -> usize {
+        if let Some((last, index)) = &self.last_topic {
+            if last.as_slice() == qid {
+                return *index;
+            }
+        }
+        let index = match self.topic_index.get(qid) {
+            Some(&i) => i,
+            None => {
+                let i = self.topics.len();
+                self.topics.push(TopicBuilder {
+                    qid: lossy(qid),
+                    judgments: FxHashMap::default(),
+                });
+                self.topic_index.insert(qid.into(), i);
+                i
+            }
+        };
+        self.last_topic = Some((qid.to_vec(), index));
+        index
+    }
+
+    fn error(&self, line: u64, at: usize, text: &[u8], kind: ParseErrorKind) -> ParseError {
+        ParseError {
+            file: self.name.clone(),
+            line,
+            column: at as u64 + 1,
+            text: lossy(text),
+            kind,
+        }
+    }
+}
+
+/// Parses whole qrels held in memory.
+pub fn parse_qrels(name: &str, bytes: &[u8]) -> Result<Qrels, ParseError> {
+    let mut parser = QrelsParser::new(name);
+    parser.feed(bytes)?;
+    parser.finish()
+}

@@ -1,0 +1,239 @@
+//! TREC run files: `qid Q0 docno rank score tag`, as trec_eval's get_trec_results.c
+//! reads them (rank ignored, fields after the tag ignored, tag of the last line kept).
+
+use rustc_hash::FxHashMap;
+
+use super::error::{ParseError, ParseErrorKind};
+use super::lines::{is_skippable, lossy, parse_score, split_fields, LineSplitter};
+
+/// One retrieved document: its score and where its docno lives in the run's arena.
+#[derive(Debug, Clone, Copy)]
+pub struct RankedDoc {
+    pub score: f64,
+    start: usize,
+    len: u32,
+    line: u32,
+}
+
+/// All results of one topic, in file order (ranking happens at evaluation time).
+#[derive(Debug, Clone)]
+pub struct RunTopic {
+    qid: String,
+    docs: Vec<RankedDoc>,
+}
+
+impl RunTopic {
+    pub fn qid(&self) -> &str {
+        &self.qid
+    }
+
+    pub fn docs(&self) -> &[RankedDoc] {
+        &self.docs
+    }
+}
+
+/// A parsed run. Docnos are kept as bytes in one arena: no allocation per line.
+#[derive(Debug, Clone)]
+pub struct Run {
+    name: String,
+    run_id: String,
+    topics: Vec<RunTopic>,
+    arena: Vec<u8>,
+}
+
+impl Run {
+    /// The file name given to the parser (used in messages).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tag of the last result line, which is what trec_eval prints as `runid`.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Topics sorted by qid with `strcmp` order (so "10" < "2"), as trec_eval does.
+    pub fn topics(&self) -> &[RunTopic] {
+        &self.topics
+    }
+
+    pub fn topic(&self, qid: &str) -> Option<&RunTopic> {
+        self.topics
+            .binary_search_by(|t| t.qid.as_bytes().cmp(qid.as_bytes()))
+            .ok()
+            .map(|i| &self.topics[i])
+    }
+
+    pub fn docno(&self, doc: &RankedDoc) -> &[u8] {
+        &self.arena[doc.start..doc.start + doc.len as usize]
+    }
+
+    pub fn num_results(&self) -> usize {
+        self.topics.iter().map(|t| t.docs.len()).sum()
+    }
+}
+
+/// Streaming run parser: `feed` byte chunks of any size, then `finish`.
+pub struct RunParser {
+    name: String,
+    lines: LineSplitter,
+    arena: Vec<u8>,
+    topics: Vec<RunTopic>,
+    topic_index: FxHashMap<Box<[u8]>, usize>,
+    last_topic: Option<(Vec<u8>, usize)>,
+    run_id: Vec<u8>,
+    num_results: usize,
+}
+
+impl RunParser {
+    pub fn new(name: &str) -> Self {
+        RunParser {
+            name: name.to_string(),
+            lines: LineSplitter::default(),
+            arena: Vec::new(),
+            topics: Vec::new(),
+            topic_index: FxHashMap::default(),
+            last_topic: None,
+            run_id: Vec::new(),
+            num_results: 0,
+        }
+    }
+
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        let result = lines.feed(chunk, |no, line| self.line(no, line));
+        self.lines = lines;
+        result
+    }
+
+    pub fn finish(mut self) -> Result<Run, ParseError> {
+        let mut lines = std::mem::take(&mut self.lines);
+        lines.finish(|no, line| self.line(no, line))?;
+        if self.num_results == 0 {
+            return Err(ParseError {
+                file: self.name,
+                line: lines.lines_seen().max(1),
+                column: 1,
+                text: String::new(),
+                kind: ParseErrorKind::Empty,
+            });
+        }
+        self.topics
+            .sort_unstable_by(|a, b| a.qid.as_bytes().cmp(b.qid.as_bytes()));
+        let run = Run {
+            name: self.name,
+            run_id: lossy(&self.run_id),
+            topics: self.topics,
+            arena: self.arena,
+        };
+        check_duplicates(&run)?;
+        Ok(run)
+    }
+
+    fn line(&mut self, line_no: u64, line: &[u8]) -> Result<(), ParseError> {
+        if is_skippable(line) {
+            return Ok(());
+        }
+        let (fields, count) = split_fields::<6>(line);
+        if count < 6 {
+            return Err(self.error(
+                line_no,
+                1,
+                line,
+                ParseErrorKind::WrongFieldCount {
+                    expected: "6 fields (qid Q0 docno rank score tag)".to_string(),
+                    found: count,
+                },
+            ));
+        }
+        let (qid, docno, (score_at, score_text), tag) =
+            (fields[0].1, fields[2].1, fields[4], fields[5].1);
+        let score = parse_score(score_text)
+            .ok_or_else(|| self.error(line_no, score_at, score_text, ParseErrorKind::BadScore))?;
+        let topic = self.topic_for(qid);
+        let start = self.arena.len();
+        self.arena.extend_from_slice(docno);
+        self.topics[topic].docs.push(RankedDoc {
+            score,
+            start,
+            len: docno.len() as u32,
+            line: u32::try_from(line_no).unwrap_or(u32::MAX),
+        });
+        self.num_results += 1;
+        self.run_id.clear();
+        self.run_id.extend_from_slice(tag);
+        Ok(())
+    }
+
+    /// Results of one topic are usually contiguous, so the previous qid is checked first.
+    fn topic_for(&mut self, qid: &[u8]) -> usize {
+        if let Some((last, index)) = &self.last_topic {
+            if last.as_slice() == qid {
+                return *index;
+            }
+        }
+        let index = match self.topic_index.get(qid) {
+            Some(&i) => i,
+            None => {
+                let i = self.topics.len();
+                self.topics.push(RunTopic {
+                    qid: lossy(qid),
+                    docs: Vec::new(),
+                });
+                self.topic_index.insert(qid.into(), i);
+                i
+            }
+        };
+        match &mut self.last_topic {
+            Some((last, last_index)) => {
+                last.clear();
+                last.extend_from_slice(qid);
+                *last_index = index;
+            }
+            None => self.last_topic = Some((qid.to_vec(), index)),
+        }
+        index
+    }
+
+    fn error(&self, line: u64, at: usize, text: &[u8], kind: ParseErrorKind) -> ParseError {
+        ParseError {
+            file: self.name.clone(),
+            line,
+            column: at as u64 + 1,
+            text: lossy(text),
+            kind,
+        }
+    }
+}
+
+fn check_duplicates(run: &Run) -> Result<(), ParseError> {
+    let mut seen: FxHashMap<&[u8], u32> = FxHashMap::default();
+    for topic in &run.topics {
+        seen.clear();
+        seen.reserve(topic.docs.len());
+        for doc in &topic.docs {
+            let docno = run.docno(doc);
+            if let Some(&first_line) = seen.get(docno) {
+                return Err(ParseError {
+                    file: run.name.clone(),
+                    line: doc.line as u64,
+                    column: 1,
+                    text: lossy(docno),
+                    kind: ParseErrorKind::DuplicateDocno {
+                        qid: topic.qid.clone(),
+                        first_line: first_line as u64,
+                    },
+                });
+            }
+            seen.insert(docno, doc.line);
+        }
+    }
+    Ok(())
+}
+
+/// Parses a whole run held in memory.
+pub fn parse_run(name: &str, bytes: &[u8]) -> Result<Run, ParseError> {
+    let mut parser = RunParser::new(name);
+    parser.feed(bytes)?;
+    parser.finish()
+}

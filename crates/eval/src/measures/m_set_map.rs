@@ -1,0 +1,21 @@
+//! set_map: a set (unranked) measure (trec_eval m_set_map.c).
+use super::{Family, ParamKind, Params, Summary, TopicEval};
+
+pub static FAMILY: Family = Family {
+    name: "set_map",
+    formula: "relret² / (ret · R)",
+    source: "trec_eval 10.0, m_set_map.c",
+    explanation: "Unranked AP: set precision times set recall.",
+    params: ParamKind::None,
+    summary: Summary::Mean,
+    per_query: true,
+    integer: false,
+    compute,
+};
+
+fn compute(t: &TopicEval, _: &Params, out: &mut [f64]) {
+    if t.num_ret > 0 && t.num_rel > 0 {
+        out[0] =
+            (t.num_rel_ret as f64 * t.num_rel_ret as f64) / (t.num_ret as f64 * t.num_rel as f64);
+    }
+}

@@ -1,0 +1,20 @@
+//! set_P: a set (unranked) measure (trec_eval m_set_P.c).
+use super::{Family, ParamKind, Params, Summary, TopicEval};
+
+pub static FAMILY: Family = Family {
+    name: "set_P",
+    formula: "P_set = relret / ret",
+    source: "trec_eval 10.0, m_set_P.c",
+    explanation: "Precision of the whole retrieved set.",
+    params: ParamKind::None,
+    summary: Summary::Mean,
+    per_query: true,
+    integer: false,
+    compute,
+};
+
+fn compute(t: &TopicEval, _: &Params, out: &mut [f64]) {
+    if t.num_ret > 0 {
+        out[0] = t.num_rel_ret as f64 / t.num_ret as f64;
+    }
+}

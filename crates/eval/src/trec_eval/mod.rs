@@ -1,0 +1,296 @@
+//! A drop-in trec_eval 10.0: the same argv gives the same stdout, byte for byte.
+//!
+//! Divergences, all on inputs where trec_eval 10.0 misbehaves: a qrels topic missing
+//! from the run without `-c` is an error naming the topic (trec_eval 10.0 re-scores a
+//! stale topic or crashes); duplicate docnos are reported at parse time for any topic.
+
+mod args;
+mod format;
+mod measures;
+mod zscores;
+
+use std::fmt::Write as _;
+
+pub use args::Args;
+
+use crate::formats::{parse_qrels, parse_run, Qrels, Run};
+use crate::measures::topic::{ranked_rels, NOT_POOLED};
+use crate::measures::{relstring, RankingOptions, Summary, TopicEval};
+use format::{fmt_value, HELP};
+use measures::Selected;
+
+/// A failed trec_eval invocation: what trec_eval would print on stderr, and its exit code.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
+#[error("{message}")]
+pub struct TrecEvalError {
+    pub message: String,
+    pub exit_code: i32,
+}
+
+impl TrecEvalError {
+    pub fn new(message: impl Into<String>, exit_code: i32) -> Self {
+        TrecEvalError {
+            message: message.into(),
+            exit_code,
+        }
+    }
+}
+
+/// Runs trec_eval on `args` (argv without the program name). The two positional
+/// arguments name the qrels and the run; `read_file` fetches their bytes.
+///
+/// `Ok` holds exactly what trec_eval prints on stdout. `-v` yields an `Err` with exit
+/// code 0 whose message is the version line trec_eval prints on stderr.
+pub fn run(
+    args: &[String],
+    read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Result<String, TrecEvalError> {
+    let args = Args::parse(args)?;
+    if args.version {
+        return Err(TrecEvalError::new("trec_eval version 10.0 (ragscope)\n", 0));
+    }
+    let (marked, meas_params) = measures::mark(&args.measures)?;
+    if args.help {
+        return Ok(help(&marked));
+    }
+    if args.positional.len() != 2 {
+        return Err(TrecEvalError::new(args::USAGE, 1));
+    }
+    let (qrels_name, run_name) = (&args.positional[0], &args.positional[1]);
+    match args.rel_format.as_deref() {
+        None | Some("qrels") => {}
+        Some(f @ ("prefs" | "qrels_prefs" | "qrels_jg")) => {
+            return Err(TrecEvalError::new(
+                format!("trec_eval: rel_info format '{f}' is not supported by ragscope yet\n"),
+                2,
+            ))
+        }
+        Some(f) => {
+            return Err(TrecEvalError::new(
+                format!("trec_eval: Illegal rel_format '{f}'\n"),
+                2,
+            ))
+        }
+    }
+    let qrels = read_qrels(qrels_name, read_file)?;
+    if let Some(f) = args
+        .results_format
+        .as_deref()
+        .filter(|f| *f != "trec_results")
+    {
+        return Err(TrecEvalError::new(
+            format!("trec_eval: Illegal retrieval results format '{f}'\n"),
+            2,
+        ));
+    }
+    let run = read_run(run_name, read_file)?;
+    let zscores = match &args.zscore_file {
+        None => None,
+        Some(name) => {
+            let bytes = read_file(name).map_err(|e| {
+                TrecEvalError::new(
+                    format!("trec_eval.get_zscores: Cannot read zscores file '{name}': {e}\n"),
+                    255,
+                )
+            })?;
+            Some(zscores::Zscores::parse(name, &bytes)?)
+        }
+    };
+    let selected = measures::init(&marked, &meas_params)?;
+    if let Some(u) = selected.iter().find(|s| s.family.name == "utility") {
+        if u.params.fractions().len() != 4 {
+            return Err(TrecEvalError::new(
+                "trec_eval.calc_utility: improper number of coefficients\ntrec_eval: Can't calculate measure 'utility'\n",
+                4,
+            ));
+        }
+    }
+    let opts = RankingOptions {
+        relevance_level: args
+            .relevance_level
+            .unwrap_or(1)
+            .clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+        max_docs: match args.max_docs {
+            Some(m) if m >= 0 => m as usize,
+            Some(_) => 0,
+            None => usize::MAX,
+        },
+        judged_only: args.judged_only,
+        num_docs_in_coll: args.num_docs_in_coll.unwrap_or(0),
+    };
+    evaluate(&args, &qrels, &run, &selected, &opts, zscores.as_ref())
+}
+
+fn read_qrels(
+    name: &str,
+    read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Result<Qrels, TrecEvalError> {
+    let quit =
+        |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
+    let bytes = read_file(name).map_err(|e| {
+        quit(format!(
+            "trec_eval.get_qrels: Cannot read qrels file '{name}': {e}\n"
+        ))
+    })?;
+    parse_qrels(name, &bytes).map_err(|e| quit(format!("trec_eval.get_qrels: {e}\n")))
+}
+
+fn read_run(
+    name: &str,
+    read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+) -> Result<Run, TrecEvalError> {
+    let quit =
+        |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
+    let bytes = read_file(name).map_err(|e| {
+        quit(format!(
+            "trec_eval.get_results: Cannot read results file '{name}': {e}\n"
+        ))
+    })?;
+    parse_run(name, &bytes).map_err(|e| quit(format!("trec_eval.get_results: {e}\n")))
+}
+
+fn evaluate(
+    args: &Args,
+    qrels: &Qrels,
+    run: &Run,
+    selected: &[Selected],
+    opts: &RankingOptions,
+    zscores: Option<&zscores::Zscores>,
+) -> Result<String, TrecEvalError> {
+    let z = if zscores.is_some() { "Z" } else { "" };
+    let mut out = String::new();
+    let mut sums: Vec<Vec<f64>> = selected.iter().map(|s| vec![0.0; s.names.len()]).collect();
+    let mut values: Vec<Vec<f64>> = sums.clone();
+    let mut num_q = 0u64;
+    let mut scratch = Vec::new();
+    let mut rels = Vec::new();
+    let bogus = [NOT_POOLED];
+    for qt in qrels.topics() {
+        let missing = match run.topic(qt.qid()) {
+            Some(rt) => {
+                ranked_rels(run, rt, qt, opts, &mut scratch, &mut rels);
+                false
+            }
+            None if args.complete => true,
+            None => {
+                return Err(TrecEvalError::new(
+                    format!(
+                        "trec_eval: topic '{}' is in the qrels '{}' but has no results in '{}'; \
+                         use -c to score it as an empty ranking\n",
+                        qt.qid(),
+                        qrels.name(),
+                        run.name()
+                    ),
+                    4,
+                ))
+            }
+        };
+        // trec_eval scores a missing topic as one non-pooled document, then zeroes the
+        // few values that would reveal that document.
+        let ranked: &[i32] = if missing { &bogus } else { &rels };
+        let t = TopicEval::new(
+            ranked,
+            qt.levels(),
+            opts.relevance_level,
+            opts.judged_only,
+            opts.num_docs_in_coll,
+        );
+        for (s, vals) in selected.iter().zip(values.iter_mut()) {
+            vals.iter_mut().for_each(|v| *v = 0.0);
+            (s.family.compute)(&t, &s.params, vals);
+            if missing {
+                for (name, v) in s.names.iter().zip(vals.iter_mut()) {
+                    if name == "num_ret"
+                        || name == "utility"
+                        || name == "rbp_resid"
+                        || name.starts_with("unj")
+                    {
+                        *v = 0.0;
+                    }
+                }
+            }
+            if let Some(zs) = zscores {
+                for (name, v) in s.names.iter().zip(vals.iter_mut()) {
+                    *v = zs.convert(qt.qid(), name, *v);
+                }
+            }
+        }
+        for ((s, vals), sum) in selected.iter().zip(&values).zip(sums.iter_mut()) {
+            for (acc, v) in sum.iter_mut().zip(vals) {
+                *acc += v;
+            }
+            if !args.query_flag || !s.family.per_query {
+                continue;
+            }
+            if s.family.name == "relstring" {
+                let text = if missing {
+                    String::new()
+                } else {
+                    relstring(&t, s.params.fractions().first().copied().unwrap_or(10.0))
+                };
+                let _ = writeln!(out, "{:<22}\t{}\t'{}'", s.names[0], qt.qid(), text);
+                continue;
+            }
+            for (name, v) in s.names.iter().zip(vals) {
+                let _ = writeln!(
+                    out,
+                    "{z}{:<22}\t{}\t{}",
+                    name,
+                    qt.qid(),
+                    value_text(s, *v, zscores.is_some())
+                );
+            }
+        }
+        num_q += 1;
+    }
+    if num_q == 0 {
+        return Err(TrecEvalError::new(
+            "trec_eval: No queries with both results and relevance info\n",
+            7,
+        ));
+    }
+    if args.no_summary {
+        return Ok(out);
+    }
+    for (s, sum) in selected.iter().zip(&sums) {
+        let summary: Vec<f64> = match s.family.summary {
+            Summary::RunId => {
+                let _ = writeln!(out, "{:<22}\tall\t{}", "runid", run.run_id());
+                continue;
+            }
+            Summary::Nothing => continue,
+            Summary::NumQ => vec![num_q as f64],
+            Summary::Sum => sum.clone(),
+            Summary::Mean => sum.iter().map(|v| v / num_q as f64).collect(),
+            Summary::GeoMean => sum.iter().map(|v| (v / num_q as f64).exp()).collect(),
+        };
+        for (name, v) in s.names.iter().zip(summary) {
+            let _ = writeln!(
+                out,
+                "{z}{:<22}\tall\t{}",
+                name,
+                value_text(s, v, zscores.is_some())
+            );
+        }
+    }
+    Ok(out)
+}
+
+fn value_text(s: &Selected, v: f64, zscore: bool) -> String {
+    if s.family.integer && !zscore {
+        format!("{}", v as i64)
+    } else {
+        fmt_value(v)
+    }
+}
+
+fn help(marked: &[&str]) -> String {
+    let mut text = HELP.to_string();
+    text.push_str("\nMeasures (in output order):\n");
+    for f in crate::measures::registry() {
+        let star = if marked.contains(&f.name) { "*" } else { " " };
+        let _ = writeln!(text, " {star}{:<22} {}", f.name, f.explanation);
+    }
+    text.push_str("\n(* = selected by the -m options given; 'official' when none)\n");
+    text
+}
