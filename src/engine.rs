@@ -16,7 +16,12 @@ impl Workspace {
     pub fn handle(&mut self, request: Request) -> Option<Response> {
         match request {
             Request::Load { id, name, bytes } => Some(match self.load(id, &name, &bytes) {
-                Ok((kind, summary)) => Response::Loaded { id, name, kind, summary },
+                Ok((kind, summary)) => Response::Loaded {
+                    id,
+                    name,
+                    kind,
+                    summary,
+                },
                 Err(error) => Response::LoadFailed { id, name, error },
             }),
             Request::Remove { id } => {
@@ -34,21 +39,26 @@ impl Workspace {
     }
 
     /// Parses a file whose kind is detected from its content; on error nothing changes.
-    pub fn load(&mut self, id: FileId, name: &str, bytes: &[u8]) -> Result<(FileKind, String), String> {
+    pub fn load(
+        &mut self,
+        id: FileId,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<(FileKind, String), String> {
         match detect_kind(bytes) {
             Some(FileKind::Qrels) => {
                 let qrels = parse_qrels(name, bytes).map_err(|e| e.to_string())?;
                 let summary = format!(
                     "{} topics, {} judgments",
-                    qrels.num_topics(),
-                    qrels.num_judgments()
+                    qrels.topics().len(),
+                    qrels.topics().iter().map(|t| t.num_judgments()).sum::<usize>()
                 );
                 self.qrels = Some((id, name.to_string(), qrels));
                 Ok((FileKind::Qrels, summary))
             }
             Some(FileKind::Run) => {
                 let run = parse_run(name, bytes).map_err(|e| e.to_string())?;
-                let summary = format!("{} topics, {} results", run.num_topics(), run.num_results());
+                let summary = format!("{} topics, {} results", run.topics().len(), run.num_results());
                 self.runs.push((id, name.to_string(), run));
                 Ok((FileKind::Run, summary))
             }
@@ -69,7 +79,10 @@ impl Workspace {
         }
         let measures = measure_names
             .iter()
-            .map(|m| m.parse::<Measure>().map_err(|e| format!("measure `{m}`: {e}")))
+            .map(|m| {
+                m.parse::<Measure>()
+                    .map_err(|e| format!("measure `{m}`: {e}"))
+            })
             .collect::<Result<Vec<_>, _>>()?;
         let runs = self
             .runs
@@ -78,8 +91,11 @@ impl Workspace {
                 let results = ragscope_eval::evaluate(qrels, run, &measures);
                 RunRow {
                     name: name.clone(),
-                    num_queries: results.num_queries(),
-                    means: measures.iter().map(|m| results.mean(m)).collect(),
+                    num_queries: results.topics.len(),
+                    means: measures
+                        .iter()
+                        .map(|m| results.mean(m).unwrap_or(f64::NAN))
+                        .collect(),
                 }
             })
             .collect();
@@ -89,8 +105,8 @@ impl Workspace {
                 .iter()
                 .map(|m| MeasureInfo {
                     name: m.to_string(),
-                    trec_name: m.trec_eval_name(),
-                    explanation: m.explanation().to_string(),
+                    trec_name: m.trec_eval_equivalent().map(|(name, _level)| name),
+                    explanation: explanation(m),
                 })
                 .collect(),
             runs,
@@ -111,4 +127,17 @@ pub fn detect_kind(bytes: &[u8]) -> Option<FileKind> {
         n if n >= 6 => Some(FileKind::Run),
         _ => None,
     }
+}
+
+/// The registry's one-line explanation of a measure's family (shown as a tooltip).
+fn explanation(m: &Measure) -> String {
+    m.trec_eval_equivalent()
+        .and_then(|(name, _)| {
+            ragscope_eval::measures::registry()
+                .iter()
+                .filter(|f| name == f.name || name.starts_with(&format!("{}_", f.name)))
+                .max_by_key(|f| f.name.len())
+                .map(|f| f.explanation.to_string())
+        })
+        .unwrap_or_default()
 }

@@ -5,3 +5,6 @@ pub mod agent;
 pub mod engine;
 pub mod protocol;
 pub mod ui;
+
+#[cfg(test)]
+mod engine_tests;

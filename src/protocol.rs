@@ -11,7 +11,11 @@ pub type FileId = u32;
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub enum Request {
     /// Parse a file (its kind is detected from its content) and keep it.
-    Load { id: FileId, name: String, bytes: Vec<u8> },
+    Load {
+        id: FileId,
+        name: String,
+        bytes: Vec<u8>,
+    },
     /// Forget a file.
     Remove { id: FileId },
     /// Evaluate every loaded run against the loaded qrels with these measures (names as the
@@ -21,11 +25,22 @@ pub enum Request {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub enum Response {
-    Loaded { id: FileId, name: String, kind: FileKind, summary: String },
+    Loaded {
+        id: FileId,
+        name: String,
+        kind: FileKind,
+        summary: String,
+    },
     /// The file was not loaded; everything loaded before stays.
-    LoadFailed { id: FileId, name: String, error: String },
+    LoadFailed {
+        id: FileId,
+        name: String,
+        error: String,
+    },
     Report(Report),
-    EvalFailed { error: String },
+    EvalFailed {
+        error: String,
+    },
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

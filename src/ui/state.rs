@@ -37,38 +37,69 @@ pub struct AppState {
 
 impl AppState {
     pub fn new(measures: Vec<String>) -> Self {
-        Self { measures, ..Self::default() }
+        Self {
+            measures,
+            ..Self::default()
+        }
     }
 
     pub fn has_qrels(&self) -> bool {
-        self.files
-            .iter()
-            .any(|f| matches!(f.status, FileStatus::Loaded { kind: FileKind::Qrels, .. }))
+        self.files.iter().any(|f| {
+            matches!(
+                f.status,
+                FileStatus::Loaded {
+                    kind: FileKind::Qrels,
+                    ..
+                }
+            )
+        })
     }
 
     pub fn has_run(&self) -> bool {
-        self.files
-            .iter()
-            .any(|f| matches!(f.status, FileStatus::Loaded { kind: FileKind::Run, .. }))
+        self.files.iter().any(|f| {
+            matches!(
+                f.status,
+                FileStatus::Loaded {
+                    kind: FileKind::Run,
+                    ..
+                }
+            )
+        })
     }
 
     pub fn busy(&self) -> bool {
-        self.evaluating || self.files.iter().any(|f| !matches!(f.status, FileStatus::Loaded { .. }))
+        self.evaluating
+            || self
+                .files
+                .iter()
+                .any(|f| !matches!(f.status, FileStatus::Loaded { .. }))
     }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// A file was picked or dropped; its bytes are being read.
-    FileAdded { id: FileId, name: String },
+    FileAdded {
+        id: FileId,
+        name: String,
+    },
     /// Its bytes were sent to the worker.
-    FileSent { id: FileId },
+    FileSent {
+        id: FileId,
+    },
     /// Reading the file in the browser failed.
-    FileReadFailed { id: FileId, error: String },
-    RemoveFile { id: FileId },
+    FileReadFailed {
+        id: FileId,
+        error: String,
+    },
+    RemoveFile {
+        id: FileId,
+    },
     EvaluationStarted,
     Worker(Response),
-    DismissError { id: u32 },
+    DismissError {
+        id: u32,
+    },
 }
 
 impl Reducible for AppState {
@@ -79,7 +110,11 @@ impl Reducible for AppState {
         match action {
             Action::FileAdded { id, name } => {
                 s.next_id = s.next_id.max(id + 1);
-                s.files.push(LoadedFile { id, name, status: FileStatus::Reading });
+                s.files.push(LoadedFile {
+                    id,
+                    name,
+                    status: FileStatus::Reading,
+                });
             }
             Action::FileSent { id } => {
                 if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
@@ -92,12 +127,20 @@ impl Reducible for AppState {
             }
             Action::RemoveFile { id } => s.files.retain(|f| f.id != id),
             Action::EvaluationStarted => s.evaluating = true,
-            Action::Worker(Response::Loaded { id, kind, summary, .. }) => {
+            Action::Worker(Response::Loaded {
+                id, kind, summary, ..
+            }) => {
                 // A second qrels file replaces the first, as it does in the worker.
                 if kind == FileKind::Qrels {
                     s.files.retain(|f| {
                         f.id == id
-                            || !matches!(f.status, FileStatus::Loaded { kind: FileKind::Qrels, .. })
+                            || !matches!(
+                                f.status,
+                                FileStatus::Loaded {
+                                    kind: FileKind::Qrels,
+                                    ..
+                                }
+                            )
                     });
                 }
                 if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
@@ -125,7 +168,10 @@ impl Reducible for AppState {
 
 impl AppState {
     fn push_error(&mut self, message: String) {
-        self.errors.push(ErrorNote { id: self.next_error, message });
+        self.errors.push(ErrorNote {
+            id: self.next_error,
+            message,
+        });
         self.next_error += 1;
     }
 }
@@ -141,7 +187,13 @@ mod tests {
     #[test]
     fn a_failed_load_keeps_what_was_loaded_and_reports_the_error() {
         let mut s = AppState::new(vec!["MAP".into()]);
-        s = reduce(s, Action::FileAdded { id: 0, name: "q".into() });
+        s = reduce(
+            s,
+            Action::FileAdded {
+                id: 0,
+                name: "q".into(),
+            },
+        );
         s = reduce(
             s,
             Action::Worker(Response::Loaded {
@@ -151,10 +203,20 @@ mod tests {
                 summary: "3 topics".into(),
             }),
         );
-        s = reduce(s, Action::FileAdded { id: 1, name: "bad".into() });
         s = reduce(
             s,
-            Action::Worker(Response::LoadFailed { id: 1, name: "bad".into(), error: "bad:3: x".into() }),
+            Action::FileAdded {
+                id: 1,
+                name: "bad".into(),
+            },
+        );
+        s = reduce(
+            s,
+            Action::Worker(Response::LoadFailed {
+                id: 1,
+                name: "bad".into(),
+                error: "bad:3: x".into(),
+            }),
         );
         assert_eq!(s.files.len(), 1);
         assert!(s.has_qrels());
@@ -169,7 +231,13 @@ mod tests {
     fn a_second_qrels_file_replaces_the_first() {
         let mut s = AppState::default();
         for id in 0..2 {
-            s = reduce(s, Action::FileAdded { id, name: format!("q{id}") });
+            s = reduce(
+                s,
+                Action::FileAdded {
+                    id,
+                    name: format!("q{id}"),
+                },
+            );
             s = reduce(
                 s,
                 Action::Worker(Response::Loaded {

@@ -37,8 +37,11 @@ fn metrics() -> Result {
     // The same engine as wasm under Node, for the "wasm within 2x of native" check.
     let node_dir = bench_dir().join("wasm-node");
     crate::serve::build_js(&node_dir, "nodejs")?;
-    std::fs::copy(root().join("xtask/bench/wasm_node.cjs"), node_dir.join("bench.cjs"))
-        .map_err(|e| format!("copying the node bench runner: {e}"))?;
+    std::fs::copy(
+        root().join("xtask/bench/wasm_node.cjs"),
+        node_dir.join("bench.cjs"),
+    )
+    .map_err(|e| format!("copying the node bench runner: {e}"))?;
     let python = venv("xtask/bench/requirements.txt")?;
     step("bench metrics: ragscope vs pytrec_eval vs ranx");
     let mut c = Command::new(python);

@@ -56,7 +56,10 @@ pub fn cargo() -> Command {
 /// PATH with the project's own tool folders first (npm's .bin for wasm-opt, cargo's bin).
 pub fn tool_path() -> String {
     let mut parts = vec![
-        root().join("tests/browser/node_modules/.bin").display().to_string(),
+        root()
+            .join("tests/browser/node_modules/.bin")
+            .display()
+            .to_string(),
         cargo_home().join("bin").display().to_string(),
     ];
     if let Ok(p) = std::env::var("PATH") {

@@ -37,7 +37,9 @@ pub fn serve(args: &[String]) -> Result {
         .cloned()
         .unwrap_or_else(|| "8080".into());
     tools::ensure_all()?;
-    step(&format!("serving on http://127.0.0.1:{port} (the demo run is preloaded)"));
+    step(&format!(
+        "serving on http://127.0.0.1:{port} (the demo run is preloaded)"
+    ));
     run(trunk().args([
         "serve",
         "--offline",
@@ -59,7 +61,10 @@ pub fn build_js(out: &std::path::Path, target: &str) -> Result {
     tools::ensure_wasm_target()?;
     tools::ensure_npm_packages()?;
     tools::ensure_wasm_bindgen_cli()?;
-    step(&format!("building the JS package ({target}) into {}", out.display()));
+    step(&format!(
+        "building the JS package ({target}) into {}",
+        out.display()
+    ));
     run(cmd::cargo().args([
         "build",
         "--release",
@@ -77,7 +82,13 @@ pub fn build_js(out: &std::path::Path, target: &str) -> Result {
     let bg = out.join("ragscope_js_bg.wasm");
     run(Command::new("wasm-opt")
         .env("PATH", cmd::tool_path())
-        .args(["-O3", "--enable-bulk-memory", "--enable-nontrapping-float-to-int", "--enable-sign-ext", "--enable-mutable-globals"])
+        .args([
+            "-O3",
+            "--enable-bulk-memory",
+            "--enable-nontrapping-float-to-int",
+            "--enable-sign-ext",
+            "--enable-mutable-globals",
+        ])
         .arg(&bg)
         .arg("-o")
         .arg(&bg))

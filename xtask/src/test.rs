@@ -15,7 +15,14 @@ pub fn test(args: &[String]) -> Result {
     run(cmd::cargo().args(["fmt", "--all", "--check"]))?;
 
     step("clippy (native, -D warnings)");
-    run(cmd::cargo().args(["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
+    run(cmd::cargo().args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))?;
 
     step("native tests");
     run(cmd::cargo().args(["test", "--workspace"]))?;
@@ -29,7 +36,13 @@ pub fn test(args: &[String]) -> Result {
 
     step("clippy (wasm32 web app, -D warnings)");
     run(cmd::cargo()
-        .args(["clippy", "-p", "ragscope-web", "--target", "wasm32-unknown-unknown"])
+        .args([
+            "clippy",
+            "-p",
+            "ragscope-web",
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
         .args(["--", "-D", "warnings"]))?;
 
     wasm_tests()?;
@@ -48,7 +61,13 @@ fn wasm_tests() -> Result {
     step("wasm32 tests in headless Chromium (wasm-bindgen-test)");
     let webdriver = root().join("tests/wasm/webdriver.json");
     run(cmd::cargo()
-        .args(["test", "-p", "ragscope-wasm-tests", "--target", "wasm32-unknown-unknown"])
+        .args([
+            "test",
+            "-p",
+            "ragscope-wasm-tests",
+            "--target",
+            "wasm32-unknown-unknown",
+        ])
         .env("PATH", cmd::tool_path())
         .env("CHROMEDRIVER", "/usr/bin/chromedriver")
         .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
@@ -59,7 +78,9 @@ fn wasm_tests() -> Result {
 fn fuzz() -> Result {
     let fuzz_dir = root().join("fuzz");
     if !fuzz_dir.join("Cargo.toml").exists() {
-        return Err("fuzz/Cargo.toml is missing: the parsers' fuzz targets are part of the suite".into());
+        return Err(
+            "fuzz/Cargo.toml is missing: the parsers' fuzz targets are part of the suite".into(),
+        );
     }
     tools::ensure_cargo_fuzz()?;
     let targets = cmd::output(cmd::cargo().args(["fuzz", "list"]).current_dir(&fuzz_dir))

@@ -20,9 +20,12 @@ pub fn ensure_all() -> Result {
 }
 
 pub fn ensure_wasm_target() -> Result {
-    let installed = output(Command::new("rustup").args(["target", "list", "--installed"]))
-        .unwrap_or_default();
-    if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+    let installed =
+        output(Command::new("rustup").args(["target", "list", "--installed"])).unwrap_or_default();
+    if installed
+        .lines()
+        .any(|l| l.trim() == "wasm32-unknown-unknown")
+    {
         return Ok(());
     }
     step("installing the wasm32-unknown-unknown target");
@@ -30,8 +33,14 @@ pub fn ensure_wasm_target() -> Result {
 }
 
 fn installed_version(bin: &str) -> Option<String> {
-    let out = output(Command::new(bin).arg("--version").env("PATH", cmd::tool_path()))?;
-    out.split_whitespace().nth(1).map(|v| v.trim_start_matches('v').to_string())
+    let out = output(
+        Command::new(bin)
+            .arg("--version")
+            .env("PATH", cmd::tool_path()),
+    )?;
+    out.split_whitespace()
+        .nth(1)
+        .map(|v| v.trim_start_matches('v').to_string())
 }
 
 pub fn ensure_trunk() -> Result {
@@ -75,9 +84,12 @@ pub fn ensure_wasm_bindgen_cli() -> Result {
 /// (binaryen 132: Debian's binaryen cannot read this rustc's output).
 pub fn ensure_npm_packages() -> Result {
     let dir = root().join("tests/browser");
-    let have_all = ["playwright-core", "binaryen"]
-        .iter()
-        .all(|p| dir.join("node_modules").join(p).join("package.json").exists());
+    let have_all = ["playwright-core", "binaryen"].iter().all(|p| {
+        dir.join("node_modules")
+            .join(p)
+            .join("package.json")
+            .exists()
+    });
     if have_all {
         return Ok(());
     }
@@ -91,7 +103,10 @@ const APT_PACKAGES: &[(&str, &str)] = &[
     ("chromium", "/usr/bin/chromium"),
     ("chromium-driver", "/usr/bin/chromedriver"),
     // lavapipe: a software Vulkan device for native wgpu tests.
-    ("mesa-vulkan-drivers", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"),
+    (
+        "mesa-vulkan-drivers",
+        "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json",
+    ),
 ];
 
 pub fn ensure_apt_packages() -> Result {
@@ -140,5 +155,9 @@ pub fn ensure_cargo_fuzz() -> Result {
         return Ok(());
     }
     step("installing cargo-fuzz");
-    run(cmd::cargo().args(["install", "--locked", &format!("cargo-fuzz@{CARGO_FUZZ_VERSION}")]))
+    run(cmd::cargo().args([
+        "install",
+        "--locked",
+        &format!("cargo-fuzz@{CARGO_FUZZ_VERSION}"),
+    ]))
 }

@@ -55,26 +55,42 @@ pub fn evaluate_impl(
     measures: &[String],
     per_query: bool,
 ) -> Result<Vec<RunScores>, String> {
-    let qrels = ragscope_eval::formats::parse_qrels("qrels", qrels.as_bytes()).map_err(|e| e.to_string())?;
+    let qrels = ragscope_eval::formats::parse_qrels("qrels", qrels.as_bytes())
+        .map_err(|e| e.to_string())?;
     let measures = measures
         .iter()
-        .map(|m| m.parse::<ragscope_eval::Measure>().map_err(|e| format!("measure `{m}`: {e}")))
+        .map(|m| {
+            m.parse::<ragscope_eval::Measure>()
+                .map_err(|e| format!("measure `{m}`: {e}"))
+        })
         .collect::<Result<Vec<_>, _>>()?;
     runs.iter()
         .map(|(name, text)| {
-            let run = ragscope_eval::formats::parse_run(name, text.as_bytes()).map_err(|e| e.to_string())?;
+            let run = ragscope_eval::formats::parse_run(name, text.as_bytes())
+                .map_err(|e| e.to_string())?;
             let results = ragscope_eval::evaluate(&qrels, &run, &measures);
-            let means = measures.iter().map(|m| (m.to_string(), results.mean(m))).collect();
+            let means = measures
+                .iter()
+                .map(|m| (m.to_string(), results.mean(m).unwrap_or(f64::NAN)))
+                .collect();
             let per_query = per_query.then(|| {
                 let mut table: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
                 for m in &measures {
                     for (qid, v) in results.per_query(m) {
-                        table.entry(qid.to_string()).or_default().insert(m.to_string(), v);
+                        table
+                            .entry(qid.to_string())
+                            .or_default()
+                            .insert(m.to_string(), v);
                     }
                 }
                 table
             });
-            Ok(RunScores { run: name.clone(), num_queries: results.num_queries(), means, per_query })
+            Ok(RunScores {
+                run: name.clone(),
+                num_queries: results.topics.len(),
+                means,
+                per_query,
+            })
         })
         .collect()
 }
@@ -92,7 +108,8 @@ pub fn trec_eval_impl(args: &[String], qrels_text: &str, run_text: &str) -> Resu
 
 fn js_to_map(v: JsValue) -> Result<BTreeMap<String, String>, JsError> {
     let json = js_sys_json_stringify(&v)?;
-    serde_json::from_str(&json).map_err(|e| JsError::new(&format!("runs must map names to texts: {e}")))
+    serde_json::from_str(&json)
+        .map_err(|e| JsError::new(&format!("runs must map names to texts: {e}")))
 }
 
 #[wasm_bindgen]

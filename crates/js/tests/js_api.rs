@@ -3,7 +3,10 @@
 use std::collections::BTreeMap;
 
 fn data(name: &str) -> String {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/trec_eval/");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/trec_eval/"
+    );
     std::fs::read_to_string(format!("{path}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
@@ -37,11 +40,23 @@ fn evaluate_means_agree_with_trec_eval() {
         .collect();
     let scores = ragscope_js::evaluate_impl(&data("qrels.test"), &runs, &measures, true).unwrap();
     let expected = summary(&data("out.test.a"));
-    let trec = ["ndcg_cut_10", "map", "recip_rank", "P_10", "recall_100", "Rprec", "bpref"];
+    let trec = [
+        "ndcg_cut_10",
+        "map",
+        "recip_rank",
+        "P_10",
+        "recall_100",
+        "Rprec",
+        "bpref",
+    ];
     assert_eq!(scores.len(), 1);
     assert_eq!(scores[0].num_queries, 3);
     for (m, t) in measures.iter().zip(trec) {
-        assert_eq!(format!("{:.4}", scores[0].means[m]), expected[t], "{m} vs {t}");
+        assert_eq!(
+            format!("{:.4}", scores[0].means[m]),
+            expected[t],
+            "{m} vs {t}"
+        );
     }
     let per_query = scores[0].per_query.as_ref().unwrap();
     assert_eq!(per_query.keys().collect::<Vec<_>>(), ["301", "302", "303"]);
@@ -50,6 +65,7 @@ fn evaluate_means_agree_with_trec_eval() {
 #[test]
 fn bad_input_is_an_error_naming_the_line() {
     let runs = BTreeMap::from([("bad.run".to_string(), "301 Q0 d 1 x tag\n".to_string())]);
-    let err = ragscope_js::evaluate_impl(&data("qrels.test"), &runs, &["MAP".into()], false).unwrap_err();
+    let err =
+        ragscope_js::evaluate_impl(&data("qrels.test"), &runs, &["MAP".into()], false).unwrap_err();
     assert!(err.contains("bad.run") && err.contains('1'), "{err}");
 }

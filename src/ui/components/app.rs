@@ -29,9 +29,8 @@ pub fn app() -> Html {
 
 #[function_component(Main)]
 fn main_view() -> Html {
-    let state = use_reducer(|| {
-        AppState::new(DEFAULT_MEASURES.iter().map(|m| m.to_string()).collect())
-    });
+    let state =
+        use_reducer(|| AppState::new(DEFAULT_MEASURES.iter().map(|m| m.to_string()).collect()));
     let next_id = use_mut_ref(|| 0u32);
 
     let bridge = {
@@ -54,7 +53,10 @@ fn main_view() -> Html {
                 *n - 1
             };
             let name = source.name();
-            dispatch.dispatch(Action::FileAdded { id, name: name.clone() });
+            dispatch.dispatch(Action::FileAdded {
+                id,
+                name: name.clone(),
+            });
             let bridge = bridge.clone();
             let dispatch = dispatch.clone();
             spawn_local(async move {
@@ -170,9 +172,15 @@ impl FileSource {
             }
             FileSource::Url(url) => {
                 let fail = |e: gloo::net::Error| format!("{url}: could not be fetched: {e}");
-                let response = gloo::net::http::Request::get(&url).send().await.map_err(fail)?;
+                let response = gloo::net::http::Request::get(&url)
+                    .send()
+                    .await
+                    .map_err(fail)?;
                 if !response.ok() {
-                    return Err(format!("{url}: could not be fetched: HTTP {}", response.status()));
+                    return Err(format!(
+                        "{url}: could not be fetched: HTTP {}",
+                        response.status()
+                    ));
                 }
                 response.binary().await.map_err(fail)
             }

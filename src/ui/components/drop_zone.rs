@@ -21,7 +21,10 @@ pub fn drop_zone(props: &Props) -> Html {
     let on_change = {
         let on_files = props.on_files.clone();
         Callback::from(move |e: Event| {
-            if let Some(input) = e.target().and_then(|t| t.dyn_into::<HtmlInputElement>().ok()) {
+            if let Some(input) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+            {
                 on_files.emit(files_of(input.files()));
                 // Allow picking the same file again after fixing it.
                 input.set_value("");

@@ -26,9 +26,9 @@ pub fn results_table(props: &Props) -> Html {
                 <thead>
                     <tr>
                         <th scope="col">{ "run" }</th>
-                        <th scope="col" title="number of topics evaluated">{ "topics" }</th>
+                        <th scope="col" class="num" title="number of topics evaluated">{ "topics" }</th>
                         { for report.measures.iter().map(|m| html! {
-                            <th scope="col" title={m.explanation.clone()}
+                            <th scope="col" class="num" title={m.explanation.clone()}
                                 data-measure={m.name.clone()}
                                 data-trec={m.trec_name.clone().unwrap_or_default()}>{ &m.name }</th>
                         }) }

@@ -7,7 +7,11 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 macro_rules! data {
     ($f:literal) => {
-        include_bytes!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data/trec_eval/", $f))
+        include_bytes!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/trec_eval/",
+            $f
+        ))
     };
 }
 
@@ -30,7 +34,10 @@ fn trec_eval(args: &[&str], files: &[(&str, &[u8])]) -> String {
 fn default_measures_match_out_test() {
     let out = trec_eval(
         &["qrels.test", "results.test"],
-        &[("qrels.test", data!("qrels.test")), ("results.test", data!("results.test"))],
+        &[
+            ("qrels.test", data!("qrels.test")),
+            ("results.test", data!("results.test")),
+        ],
     );
     assert_eq!(out.as_bytes(), data!("out.test"));
 }
@@ -39,7 +46,10 @@ fn default_measures_match_out_test() {
 fn all_trec_per_query_matches_out_test_aq() {
     let out = trec_eval(
         &["-m", "all_trec", "-q", "qrels.test", "results.test"],
-        &[("qrels.test", data!("qrels.test")), ("results.test", data!("results.test"))],
+        &[
+            ("qrels.test", data!("qrels.test")),
+            ("results.test", data!("results.test")),
+        ],
     );
     assert_eq!(out.as_bytes(), data!("out.test.aq"));
 }
