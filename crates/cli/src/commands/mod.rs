@@ -1,0 +1,2 @@
+pub mod correlate;
+pub mod udcg;
