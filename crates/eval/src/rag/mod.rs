@@ -16,6 +16,7 @@ pub mod svm_rank;
 pub mod synth;
 pub mod theta;
 pub mod udcg;
+pub mod unique_map;
 pub mod utilities_tsv;
 pub mod utility;
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use super::error::{excerpt, InputError};
 use super::udcg::{udcg_of_context, Convention, UdcgParams};
+use super::unique_map::UniqueMap;
 use super::utility::{check_probability, Judgment};
 
 /// One passage as read: fields the reference code may skip are optional here and judged later.
@@ -66,7 +67,7 @@ struct RawPassage {
     #[serde(default)]
     is_relevant: Option<bool>,
     #[serde(default)]
-    models_info: IndexMap<String, RawModelInfo>,
+    models_info: UniqueMap<RawModelInfo>,
 }
 
 #[derive(Deserialize)]
@@ -143,6 +144,7 @@ impl<'de> Visitor<'de> for ExamplesSeed<'_> {
                 for model in models {
                     let has = rp
                         .models_info
+                        .0
                         .get(model)
                         .is_some_and(|m| m.no_res_prob.is_some());
                     if !has {
@@ -158,6 +160,7 @@ impl<'de> Visitor<'de> for ExamplesSeed<'_> {
                     is_relevant: rp.is_relevant,
                     no_res_prob: rp
                         .models_info
+                        .0
                         .into_iter()
                         .map(|(m, info)| (m, info.no_res_prob.map(|p| p.0)))
                         .collect(),
