@@ -85,11 +85,17 @@ pub fn sigmoid(x: f64) -> f64 {
 /// scores σ(0) = 0.5, the score of a context that neither helps nor distracts.
 #[inline]
 pub fn udcg_at_k(utilities: &[f64], k: usize, gamma: f64) -> f64 {
+    udcg_of_utilities(utilities.iter().copied(), k, gamma)
+}
+
+/// [`udcg_at_k`] over any sequence of utilities in context order (no buffer needed).
+#[inline]
+pub fn udcg_of_utilities(utilities: impl IntoIterator<Item = f64>, k: usize, gamma: f64) -> f64 {
     if k == 0 {
         return sigmoid(0.0);
     }
     let (mut positive, mut negative) = (0.0, 0.0);
-    for &u in utilities.iter().take(k) {
+    for u in utilities.into_iter().take(k) {
         if u > 0.0 {
             positive += u;
         } else {
@@ -131,21 +137,13 @@ pub fn udcg_of_context(
     let window = &passages[..cut.min(passages.len())];
     match params.convention {
         Convention::Reference => udcg_reference(window, params.gamma, params.gain),
-        Convention::Paper => {
-            if cut == 0 {
-                return sigmoid(0.0);
-            }
-            let (mut positive, mut negative) = (0.0, 0.0);
-            for judgment in window.iter().flatten() {
-                let u = params.passage_utility(judgment);
-                if u > 0.0 {
-                    positive += u;
-                } else {
-                    negative += u;
-                }
-            }
-            sigmoid((positive + params.gamma * negative) / cut as f64)
-        }
+        Convention::Paper => udcg_of_utilities(
+            window
+                .iter()
+                .map(|j| j.as_ref().map_or(0.0, |j| params.passage_utility(j))),
+            cut,
+            params.gamma,
+        ),
     }
 }
 

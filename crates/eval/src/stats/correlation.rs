@@ -1,6 +1,24 @@
 //! Correlation coefficients (statistics only; significance comes from the paired tests).
 
-use super::rank::average_ranks;
+use super::rank::{average_ranks, average_ranks_into};
+
+/// Reusable buffers for [`spearman_with`].
+#[derive(Debug, Default, Clone)]
+pub struct RankScratch {
+    order: Vec<usize>,
+    rx: Vec<f64>,
+    ry: Vec<f64>,
+}
+
+/// [`spearman`] without allocating (after the scratch has grown to the sample size).
+pub fn spearman_with(x: &[f64], y: &[f64], scratch: &mut RankScratch) -> Option<f64> {
+    if x.len() != y.len() {
+        return None;
+    }
+    average_ranks_into(x, &mut scratch.order, &mut scratch.rx);
+    average_ranks_into(y, &mut scratch.order, &mut scratch.ry);
+    pearson(&scratch.rx, &scratch.ry)
+}
 
 /// Pearson's r = Σ(x−x̄)(y−ȳ) / √(Σ(x−x̄)² Σ(y−ȳ)²) (as `scipy.stats.pearsonr`).
 /// `None` when fewer than 2 pairs or either side is constant (r undefined; scipy gives NaN).
