@@ -143,3 +143,14 @@ fn per_query_kernel_scores_a_ranking() {
     assert!((r.value - want).abs() < 1e-15);
     assert_eq!(r.unjudged, 1);
 }
+
+#[test]
+fn context_sets_round_trip_through_jsonl() {
+    let sets = ragscope_eval::rag::synth::context_sets(30, 10, 5, 8);
+    let text = contexts::write_jsonl(&sets);
+    let mut again = contexts::parse("s.jsonl", &text, None).unwrap();
+    for (a, b) in again.iter_mut().zip(&sets) {
+        a.line = b.line;
+    }
+    assert_eq!(again, sets);
+}

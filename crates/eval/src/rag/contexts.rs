@@ -315,3 +315,43 @@ fn parse_line(
         contexts,
     })
 }
+
+/// Writes context sets as JSON Lines in the format [`parse`] reads (judgments inline).
+pub fn write_jsonl(sets: &[ContextSet]) -> String {
+    use serde_json::{json, Map, Value};
+    let mut out = String::new();
+    for set in sets {
+        let mut passages = Map::new();
+        for p in &set.pool {
+            let mut j = Map::new();
+            j.insert("is_relevant".into(), Value::Bool(p.info.judgment.relevant));
+            j.insert("no_res_prob".into(), json!(p.info.judgment.p_no_response));
+            if let Some(e) = p.info.erag {
+                j.insert("erag".into(), json!(e));
+            }
+            passages.insert(p.id.clone(), Value::Object(j));
+        }
+        let contexts: Vec<Value> = set
+            .contexts
+            .iter()
+            .map(|c| {
+                let ids: Vec<&str> = c
+                    .passages
+                    .iter()
+                    .map(|&i| set.pool[i as usize].id.as_str())
+                    .collect();
+                json!({"passages": ids, "outcome": c.outcome})
+            })
+            .collect();
+        let line = json!({
+            "qid": set.qid,
+            "dataset": set.dataset,
+            "model": set.model,
+            "passages": passages,
+            "contexts": contexts,
+        });
+        out.push_str(&line.to_string());
+        out.push('\n');
+    }
+    out
+}

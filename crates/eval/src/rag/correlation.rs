@@ -154,7 +154,9 @@ pub struct PairedComparison {
     pub other: Metric,
     /// Mean over questions of ρ(reference) − ρ(other).
     pub mean_difference: f64,
+    /// Fraction of resamples at least as favourable to `other`; 0 means below 1/`resamples`.
     pub p_value: f64,
+    pub resamples: usize,
 }
 
 /// Results for one (dataset, model) column of Table 3.
@@ -396,6 +398,7 @@ fn study_group(
                     other: *other,
                     mean_difference: t.statistic,
                     p_value: t.p_value,
+                    resamples: config.resamples.max(1),
                 });
             }
         }

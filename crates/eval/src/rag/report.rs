@@ -88,7 +88,7 @@ fn render_text(grid: &Grid, title: &str) -> String {
     let best = best_per_column(grid);
     let cell = |s: &Option<Summary>, is_best: bool| match s {
         Some(s) => format!(
-            "{:.3}{} [{:.3}, {:.3}]",
+            "{:>6.3}{} [{:>6.3}, {:>6.3}]",
             s.mean,
             if is_best { "*" } else { " " },
             s.ci_low,
@@ -234,13 +234,17 @@ fn notes(result: &StudyResult) -> String {
             let _ = writeln!(out, "{name}: {} not available: {why}", m.name());
         }
         for c in &g.comparisons {
+            let p = if c.p_value == 0.0 {
+                format!("< {}", 1.0 / c.resamples as f64)
+            } else {
+                format!("= {:.4}", c.p_value)
+            };
             let _ = writeln!(
                 out,
-                "{name}: {} > {}: mean Δρ = {:+.4}, paired bootstrap p = {:.4}",
+                "{name}: {} > {}: mean Δρ = {:+.4}, one-sided paired bootstrap p {p}",
                 c.reference.name(),
                 c.other.name(),
                 c.mean_difference,
-                c.p_value
             );
         }
     }
