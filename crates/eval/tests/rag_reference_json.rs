@@ -134,3 +134,18 @@ fn reference_mode_skips_and_reports_missing_probabilities() {
     // The skipped passage still counts in the denominator: σ(0.5/2).
     assert!((s[0]["m"] - 1.0 / (1.0 + (-0.25f64).exp())).abs() < 1e-15);
 }
+
+#[test]
+fn utilities_view_of_the_reference_file_round_trips() {
+    use ragscope_eval::rag::utilities_tsv;
+    let text = shared("udcg/dataset_with_udcg.json");
+    let data = parse("dataset_with_udcg.json", &text, Convention::Paper).unwrap();
+    let rows = data.utility_rows();
+    assert_eq!(rows.len(), 15);
+    let back = utilities_tsv::parse("u.tsv", &utilities_tsv::write(&rows)).unwrap();
+    let q = back
+        .question("meta-llama/Llama-3.2-3B-Instruct", "example_1")
+        .unwrap();
+    assert_eq!(q["doc_3"].judgment.p_no_response, 0.1318359375);
+    assert!(!q["doc_3"].judgment.relevant);
+}

@@ -5,7 +5,8 @@ use ragscope_eval::stats::correlation::{kendall_tau_b, pearson, spearman};
 use ragscope_eval::stats::distributions::{normal_cdf, normal_sf, t_cdf, t_quantile, t_sf};
 use ragscope_eval::stats::effect::{cohens_d_paired, mean_difference};
 use ragscope_eval::stats::paired::{
-    bootstrap_mean_ci, bootstrap_test, paired_t, randomization, Alternative,
+    bootstrap_mean_ci, bootstrap_test, joint_resample_means, paired_t, quantile_sorted,
+    randomization, Alternative,
 };
 use ragscope_eval::stats::wilcoxon::{wilcoxon, Method, WilcoxonOptions, ZeroMethod};
 use serde_json::Value;
@@ -174,6 +175,22 @@ fn bootstrap_matches_numpy_and_scipy_within_monte_carlo_error() {
         let q_se = 2.7 * se_mean * (1.0 / resamples as f64 + 1.0 / oracle_b).sqrt();
         close(low, want[0], 4.0 * q_se, "ci low");
         close(high, want[1], 4.0 * q_se, "ci high");
+        // The study's joint resampler gives the same interval (paired with a second series).
+        let rows: Vec<f64> = d.iter().flat_map(|v| [*v, -v]).collect();
+        let mut means = joint_resample_means(&rows, 2, resamples, 5);
+        means[0].sort_by(f64::total_cmp);
+        close(
+            quantile_sorted(&means[0], 0.025),
+            want[0],
+            4.0 * q_se,
+            "joint low",
+        );
+        close(
+            quantile_sorted(&means[0], 0.975),
+            want[1],
+            4.0 * q_se,
+            "joint high",
+        );
         for (alt, key) in [
             (Alternative::TwoSided, "p_two_sided"),
             (Alternative::Greater, "p_greater"),

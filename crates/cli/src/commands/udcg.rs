@@ -32,6 +32,9 @@ pub struct Args {
     /// Output file (stdout when absent)
     #[arg(short = 'o', long = "output")]
     pub output: Option<PathBuf>,
+    /// Also write the judgments as a utilities TSV (`qid docno relevant no_res_prob model`)
+    #[arg(long)]
+    pub utilities_out: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -71,6 +74,10 @@ fn execute(args: &Args) -> Result<(), String> {
         convention,
         ..UdcgParams::default()
     };
+    if let Some(path) = &args.utilities_out {
+        let tsv = ragscope_eval::rag::utilities_tsv::write(&data.utility_rows());
+        std::fs::write(path, tsv).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     let scores = data.scores_at(&params, args.k);
     let json = data.to_json_with(&scores);
     match &args.output {

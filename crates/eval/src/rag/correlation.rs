@@ -24,7 +24,7 @@ use super::theta::ThetaModel;
 use super::udcg::{udcg_of_utilities, Gain, UdcgParams};
 use super::utility::Judgment;
 use crate::stats::correlation::{kendall_tau_b, pearson, spearman_with, RankScratch};
-use crate::stats::paired::{bootstrap_mean_ci, bootstrap_test, Alternative};
+use crate::stats::paired::{joint_resample_means, quantile_sorted};
 
 /// The metrics of the paper's Table 3 (plus the UDCG ablations and eRAG).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -357,50 +357,58 @@ fn study_group(
     if used == 0 {
         return None;
     }
-    let summarise = |v: &[f64], salt: u64| -> Summary {
-        let mean = v.iter().sum::<f64>() / v.len() as f64;
-        let (ci_low, ci_high) =
-            bootstrap_mean_ci(v, 0.95, config.resamples.max(1), config.seed ^ salt)
-                .unwrap_or((f64::NAN, f64::NAN));
+    // One joint bootstrap over questions for every metric × coefficient (paired draws).
+    let series = metrics.len() * 3;
+    let mut rows = Vec::with_capacity(used * series);
+    for q in 0..used {
+        for pq in &per_question {
+            rows.extend([pq[0][q], pq[1][q], pq[2][q]]);
+        }
+    }
+    let resamples = config.resamples.max(1);
+    let boot = joint_resample_means(&rows, series, resamples, config.seed);
+    let mean_of = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let summarise = |mi: usize, c: usize| -> Summary {
+        let mut sorted = boot[mi * 3 + c].clone();
+        sorted.sort_by(f64::total_cmp);
         Summary {
-            mean,
-            ci_low,
-            ci_high,
+            mean: mean_of(&per_question[mi][c]),
+            ci_low: quantile_sorted(&sorted, 0.025),
+            ci_high: quantile_sorted(&sorted, 0.975),
         }
     };
     let results: Vec<MetricResult> = metrics
         .iter()
-        .zip(&per_question)
-        .map(|(m, pq)| MetricResult {
+        .enumerate()
+        .map(|(mi, m)| MetricResult {
             metric: *m,
-            spearman: summarise(&pq[0], 1),
-            kendall_tau_b: summarise(&pq[1], 2),
-            pearson: summarise(&pq[2], 3),
+            spearman: summarise(mi, 0),
+            kendall_tau_b: summarise(mi, 1),
+            pearson: summarise(mi, 2),
         })
         .collect();
+    // Paired bootstrap test (Sakai 2006) of "reference has the higher mean ρ": the resampled
+    // difference, shifted to mean zero, reaching the observed difference.
     let mut comparisons = Vec::new();
     if let Some(ri) = metrics.iter().position(|m| *m == config.reference) {
         for (oi, other) in metrics.iter().enumerate() {
             if oi == ri {
                 continue;
             }
-            let a = &per_question[ri][0];
-            let b = &per_question[oi][0];
-            if let Ok(t) = bootstrap_test(
-                a,
-                b,
-                Alternative::Greater,
-                config.resamples.max(1),
-                config.seed ^ 4,
-            ) {
-                comparisons.push(PairedComparison {
-                    reference: config.reference,
-                    other: *other,
-                    mean_difference: t.statistic,
-                    p_value: t.p_value,
-                    resamples: config.resamples.max(1),
-                });
-            }
+            let observed = mean_of(&per_question[ri][0]) - mean_of(&per_question[oi][0]);
+            let (a, b) = (&boot[ri * 3], &boot[oi * 3]);
+            let extreme = a
+                .iter()
+                .zip(b)
+                .filter(|(x, y)| (*x - *y) - observed >= observed)
+                .count();
+            comparisons.push(PairedComparison {
+                reference: config.reference,
+                other: *other,
+                mean_difference: observed,
+                p_value: extreme as f64 / resamples as f64,
+                resamples,
+            });
         }
     }
     Some(GroupResult {

@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::error::{excerpt, InputError};
 use super::udcg::{udcg_of_context, Convention, UdcgParams};
 use super::unique_map::UniqueMap;
+use super::utilities_tsv::UtilityRow;
 use super::utility::{check_probability, Judgment};
 
 /// One passage as read: fields the reference code may skip are optional here and judged later.
@@ -296,6 +297,35 @@ impl UdcgDataset {
                     .collect()
             })
             .collect()
+    }
+
+    /// One utilities row per passage and model with both a label and a probability (the
+    /// utilities-TSV view of the file). Examples without `example_id` are named by their
+    /// 0-based item index, passages without `doc_id` by theirs.
+    pub fn utility_rows(&self) -> Vec<UtilityRow> {
+        let mut rows = Vec::new();
+        for (ei, example) in self.examples.iter().enumerate() {
+            let qid = example.example_id.clone().unwrap_or_else(|| ei.to_string());
+            for (pi, passage) in example.passages.iter().enumerate() {
+                let Some(relevant) = passage.is_relevant else {
+                    continue;
+                };
+                for (model, p) in &passage.no_res_prob {
+                    if let Some(p) = p {
+                        rows.push(UtilityRow {
+                            qid: qid.clone(),
+                            docno: passage.doc_id.clone().unwrap_or_else(|| pi.to_string()),
+                            model: model.clone(),
+                            judgment: Judgment {
+                                relevant,
+                                p_no_response: *p,
+                            },
+                        });
+                    }
+                }
+            }
+        }
+        rows
     }
 
     /// The stored `udcg` values of the input, per example (absent entries omitted).

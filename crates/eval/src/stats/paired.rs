@@ -175,10 +175,44 @@ pub(crate) fn resample_mean(x: &[f64], rng: &mut SeededRng) -> f64 {
 }
 
 /// Quantile with linear interpolation between order statistics (numpy "linear").
-pub(crate) fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
     let position = q * (sorted.len() - 1) as f64;
     let lower = position.floor() as usize;
     let upper = position.ceil() as usize;
     let fraction = position - lower as f64;
     sorted[lower] + (sorted[upper] - sorted[lower]) * fraction
+}
+
+/// Bootstrap means of several paired series at once: each of the `resamples` draws one set of
+/// n indices with replacement and averages every series over it. `rows` is row-major
+/// (n rows × `series` columns) so that each drawn index reads one contiguous row; sharing the
+/// draws makes the resampled means of different series paired (as a paired bootstrap test
+/// needs) and costs one index stream instead of one per series.
+/// Returns `means[s][b]`.
+pub fn joint_resample_means(
+    rows: &[f64],
+    series: usize,
+    resamples: usize,
+    seed: u64,
+) -> Vec<Vec<f64>> {
+    let n = rows.len().checked_div(series).unwrap_or(0);
+    let mut means = vec![Vec::with_capacity(resamples); series];
+    if n == 0 {
+        return means;
+    }
+    let mut rng = SeededRng::new(seed);
+    let mut sums = vec![0.0; series];
+    for _ in 0..resamples {
+        sums.fill(0.0);
+        for _ in 0..n {
+            let i = rng.below(n as u64) as usize;
+            for (acc, v) in sums.iter_mut().zip(&rows[i * series..(i + 1) * series]) {
+                *acc += v;
+            }
+        }
+        for (m, s) in means.iter_mut().zip(&sums) {
+            m.push(s / n as f64);
+        }
+    }
+    means
 }
