@@ -256,3 +256,34 @@ fn holm_and_bonferroni_on_holms_textbook_example() {
         close(*g, w, 1e-15, "bonferroni");
     }
 }
+
+#[test]
+fn compare_api_reports_the_scipy_values() {
+    use ragscope_eval::stats::{compare, holm, Test};
+    let mut p_values = Vec::new();
+    for case in fixture("t_tests") {
+        let (a, b) = (vec(&case["a"]), vec(&case["b"]));
+        // compare(baseline, other) tests other − baseline, i.e. ttest_rel(other, baseline).
+        let r = compare(&b, &a, Test::PairedT, 1).unwrap();
+        close(
+            r.p_value,
+            case["two-sided"]["pvalue"].as_f64().unwrap(),
+            1e-6,
+            "p",
+        );
+        let ci = vec(&case["mean_ci95"]);
+        close(r.ci_low, ci[0], 1e-9, "ci");
+        close(r.ci_high, ci[1], 1e-9, "ci");
+        close(r.cohens_d, case["cohens_dz"].as_f64().unwrap(), 1e-12, "d");
+        assert!(
+            r.bootstrap_ci_low <= r.mean_difference && r.mean_difference <= r.bootstrap_ci_high
+        );
+        assert_eq!(r, compare(&b, &a, Test::PairedT, 1).unwrap(), "seeded");
+        p_values.push(r.p_value);
+    }
+    let adjusted = holm(&p_values);
+    assert!(adjusted
+        .iter()
+        .zip(&p_values)
+        .all(|(h, p)| h >= p && *h <= 1.0));
+}

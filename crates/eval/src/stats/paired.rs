@@ -185,9 +185,11 @@ pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
 
 /// Bootstrap means of several paired series at once: each of the `resamples` draws one set of
 /// n indices with replacement and averages every series over it. `rows` is row-major
-/// (n rows × `series` columns) so that each drawn index reads one contiguous row; sharing the
-/// draws makes the resampled means of different series paired (as a paired bootstrap test
-/// needs) and costs one index stream instead of one per series.
+/// (n rows × `series` columns). Sharing the draws makes the resampled means of different
+/// series paired (as a paired bootstrap test needs) and costs one index stream instead of one
+/// per series. Each resample first counts how often every row was drawn (a small, cache-
+/// resident array), then streams through the rows once: sequential reads instead of n random
+/// row fetches, which matters when the rows outgrow the cache (100k questions × 33 series).
 /// Returns `means[s][b]`.
 pub fn joint_resample_means(
     rows: &[f64],
@@ -202,12 +204,20 @@ pub fn joint_resample_means(
     }
     let mut rng = SeededRng::new(seed);
     let mut sums = vec![0.0; series];
+    let mut counts = vec![0u32; n];
     for _ in 0..resamples {
-        sums.fill(0.0);
+        counts.fill(0);
         for _ in 0..n {
-            let i = rng.below(n as u64) as usize;
-            for (acc, v) in sums.iter_mut().zip(&rows[i * series..(i + 1) * series]) {
-                *acc += v;
+            counts[rng.below(n as u64) as usize] += 1;
+        }
+        sums.fill(0.0);
+        for (row, &count) in rows.chunks_exact(series).zip(&counts) {
+            if count == 0 {
+                continue;
+            }
+            let weight = f64::from(count);
+            for (acc, v) in sums.iter_mut().zip(row) {
+                *acc += weight * v;
             }
         }
         for (m, s) in means.iter_mut().zip(&sums) {
