@@ -103,6 +103,10 @@ fn context_errors_name_line_and_field() {
             r#"{"qid":"q1","passages":{"d1":{"is_relevant":true,"no_res_prob":0.1,"erag":1.2}},"contexts":[]}"#,
             "passages.d1.erag",
         ),
+        (
+            r#"{"qid":"q1","passages":{},"contexts":[{"passages":[],"outcome":"wrong"}]}"#,
+            "contexts[0].passages",
+        ),
     ];
     for (line, field) in cases {
         let text = format!("{ok}\n\n{line}\n");

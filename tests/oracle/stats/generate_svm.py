@@ -48,7 +48,7 @@ def objective(x, w, c):
 def case(name, x, c):
     signs = np.where(np.arange(len(x)) % 2 == 0, 1.0, -1.0)
     svc = LinearSVC(loss="hinge", dual=True, fit_intercept=False, C=c, tol=1e-9,
-                    max_iter=2_000_000)
+                    max_iter=2_000_000, random_state=0)
     svc.fit(x * signs[:, None], signs)
     w = svc.coef_[0]
     return {"name": name, "c": c, "pairs": x.tolist(), "sklearn_weights": w.tolist(),

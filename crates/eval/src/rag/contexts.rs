@@ -247,6 +247,12 @@ fn parse_line(
     let external = utilities.and_then(|u| u.question(&model, &raw.qid));
     let mut contexts = Vec::with_capacity(raw.contexts.len());
     for (ci, rc) in raw.contexts.into_iter().enumerate() {
+        if rc.passages.is_empty() {
+            return Err(err(
+                format!("contexts[{ci}].passages"),
+                "a context needs at least one passage".into(),
+            ));
+        }
         let mut indices = Vec::with_capacity(rc.passages.len());
         for (pi, id) in rc.passages.iter().enumerate() {
             let index = match index_of.get(id) {
