@@ -109,10 +109,15 @@ fn bad_inputs_name_file_line_and_field() {
             r#"[{"example_id":"a","passages":[
 {"doc_id":"d","is_relevant":true,"models_info":{"m":{"no_res_prob":0.5}}},
 {"doc_id":"e","is_relevant":true,"models_info":{"x":{"no_res_prob":0.5}}}]}]"#,
-            3,
-            "no_res_prob",
+            2, // passage "d" (line 2) lacks model "x", which passage "e" has
+            "models_info.x.no_res_prob",
         ),
         ("[{\"example_id\": \"a\",\n \"passages\": [NaN]}]", 2, ""),
+        (
+            "[{\"example_id\": \"a\"},\n{\"example_id\": \"b\"}]",
+            1,
+            "[0].passages",
+        ),
     ];
     for (text, line, field) in cases {
         let err = parse("in.json", text, Convention::Paper).unwrap_err();
@@ -133,6 +138,11 @@ fn reference_mode_skips_and_reports_missing_probabilities() {
     let s = data.scores(&UdcgParams::reference());
     // The skipped passage still counts in the denominator: σ(0.5/2).
     assert!((s[0]["m"] - 1.0 / (1.0 + (-0.25f64).exp())).abs() < 1e-15);
+    // A missing passage list is an empty one there, scored 0.0 like `compute_udcg_score`.
+    let text = r#"[{"example_id":"a","passages":[{"doc_id":"d","is_relevant":true,"models_info":{"m":{"no_res_prob":0.5}}}]},{"example_id":"b"}]"#;
+    let data = parse("in.json", text, Convention::Reference).unwrap();
+    assert_eq!(data.scores(&UdcgParams::reference())[1]["m"], 0.0);
+    assert_eq!(data.warnings.len(), 1);
 }
 
 #[test]

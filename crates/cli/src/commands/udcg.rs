@@ -67,7 +67,7 @@ fn execute(args: &Args) -> Result<(), String> {
     }
     let data = reference_json::parse(&name, &text, convention).map_err(|e| e.to_string())?;
     for warning in &data.warnings {
-        eprintln!("ragscope udcg: warning: {name}: skipped passage: {warning}");
+        eprintln!("ragscope udcg: warning: skipped (as the reference code does): {warning}");
     }
     let params = UdcgParams {
         gamma,

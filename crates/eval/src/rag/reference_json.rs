@@ -4,11 +4,11 @@
 //! writing fills `udcg` for every model and keeps all other fields in their order.
 
 use std::collections::HashSet;
-use std::fmt;
 
 use indexmap::IndexMap;
-use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
+use serde::de;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::error::{excerpt, InputError};
@@ -72,132 +72,185 @@ struct RawPassage {
 }
 
 #[derive(Deserialize)]
-struct RawExample {
+struct RawExample<'a> {
     #[serde(default)]
     example_id: Option<String>,
-    passages: Vec<RawPassage>,
+    // Optional so the reference convention can treat a missing list as empty, like
+    // `item.get('passages', [])`; the paper convention refuses it. Kept raw so that each
+    // passage is parsed from its own slice and its problems are reported at its own line.
+    #[serde(default, borrow)]
+    passages: Option<Vec<&'a RawValue>>,
     // Declared only so that a non-object `udcg` is reported instead of overwritten.
     #[serde(default)]
     #[allow(dead_code)]
     udcg: Option<Map<String, Value>>,
 }
 
-/// Carries the file-wide model list into the sequence visitor so that per-example problems are
-/// reported while the parser still knows the line.
-struct ExamplesSeed<'a> {
+/// Checks one example against the file-wide model list. Under the paper convention an
+/// incomplete passage is an error; under the reference one it is recorded in `warnings` and
+/// skipped when scoring, as `compute_udcg_score` does.
+struct ExampleChecker<'a> {
+    file: &'a str,
+    text: &'a str,
     models: &'a [String],
     convention: Convention,
     warnings: &'a mut Vec<String>,
+    seen_ids: HashSet<String>,
 }
 
-impl<'de> DeserializeSeed<'de> for ExamplesSeed<'_> {
-    type Value = Vec<Example>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ExamplesSeed<'_> {
-    type Value = Vec<Example>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a list of examples")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut examples = Vec::new();
-        let mut seen_ids = HashSet::new();
-        while let Some(raw) = seq.next_element::<RawExample>()? {
-            let index = examples.len();
-            let label = match &raw.example_id {
-                Some(id) => format!("example {:?} (item {index})", excerpt(id)),
-                None => format!("item {index}"),
-            };
-            if let Some(id) = &raw.example_id {
-                if !seen_ids.insert(id.clone()) {
-                    return Err(de::Error::custom(format!(
-                        "field `example_id`: duplicate example_id {:?} in item {index}",
-                        excerpt(id)
-                    )));
-                }
-            }
-            let mut doc_ids = HashSet::new();
-            let mut passages = Vec::with_capacity(raw.passages.len());
-            for (pi, rp) in raw.passages.into_iter().enumerate() {
-                let who = match &rp.doc_id {
-                    Some(d) => format!("{label}, passage {:?}", excerpt(d)),
-                    None => format!("{label}, passage {pi}"),
-                };
-                if let Some(d) = &rp.doc_id {
-                    if !doc_ids.insert(d.clone()) {
-                        return Err(de::Error::custom(format!(
-                            "field `passages[{pi}].doc_id`: duplicate doc_id in {who}"
-                        )));
-                    }
-                }
-                if rp.is_relevant.is_none() {
-                    self.problem(format!(
-                        "field `passages[{pi}].is_relevant`: missing in {who}"
-                    ))
-                    .map_err(de::Error::custom)?;
-                }
-                let models = self.models;
-                for model in models {
-                    let has = rp
-                        .models_info
-                        .0
-                        .get(model)
-                        .is_some_and(|m| m.no_res_prob.is_some());
-                    if !has {
-                        self.problem(format!(
-                            "field `passages[{pi}].models_info.{model}.no_res_prob`: missing in {who} \
-                             (the model appears elsewhere in the file)"
-                        ))
-                        .map_err(de::Error::custom)?;
-                    }
-                }
-                passages.push(Passage {
-                    doc_id: rp.doc_id,
-                    is_relevant: rp.is_relevant,
-                    no_res_prob: rp
-                        .models_info
-                        .0
-                        .into_iter()
-                        .map(|(m, info)| (m, info.no_res_prob.map(|p| p.0)))
-                        .collect(),
-                });
-            }
-            examples.push(Example {
-                example_id: raw.example_id,
-                passages,
-            });
-        }
-        Ok(examples)
-    }
-}
-
-impl ExamplesSeed<'_> {
-    /// The paper convention refuses incomplete judgments; the reference convention skips the
-    /// passage like `compute_udcg_score` does, and the skip is reported.
-    fn problem(&mut self, message: String) -> Result<(), String> {
+impl ExampleChecker<'_> {
+    fn problem(
+        &mut self,
+        at: (usize, usize),
+        field: String,
+        message: String,
+    ) -> Result<(), InputError> {
         match self.convention {
-            Convention::Paper => Err(message),
+            Convention::Paper => Err(InputError::new(self.file, at.0, at.1, field, message)),
             Convention::Reference => {
-                self.warnings.push(message);
+                self.warnings.push(format!(
+                    "{}:{}:{}: field `{field}`: {message}",
+                    self.file, at.0, at.1
+                ));
                 Ok(())
             }
         }
+    }
+
+    fn parse_slice<'de, T: Deserialize<'de>>(
+        &self,
+        slice: &'de str,
+        prefix: &str,
+    ) -> Result<T, InputError> {
+        let start = position_of(self.text, slice);
+        let mut de = serde_json::Deserializer::from_str(slice);
+        let mut track = serde_path_to_error::Track::new();
+        T::deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track)).map_err(|e| {
+            let path = track.path().to_string();
+            let path = if path == "." {
+                prefix.to_string()
+            } else {
+                format!("{prefix}.{path}")
+            };
+            json_error(self.file, &path, &e, start)
+        })
+    }
+
+    fn example(&mut self, index: usize, item: &str) -> Result<Example, InputError> {
+        let start = position_of(self.text, item);
+        let raw: RawExample = self.parse_slice(item, &format!("[{index}]"))?;
+        let label = match &raw.example_id {
+            Some(id) => format!("example {:?} (item {index})", excerpt(id)),
+            None => format!("item {index}"),
+        };
+        if let Some(id) = &raw.example_id {
+            if !self.seen_ids.insert(id.clone()) {
+                return Err(InputError::new(
+                    self.file,
+                    start.0,
+                    start.1,
+                    format!("[{index}].example_id"),
+                    format!("duplicate example_id {:?}", excerpt(id)),
+                ));
+            }
+        }
+        let raw_passages = match raw.passages {
+            Some(p) => p,
+            None => {
+                self.problem(
+                    start,
+                    format!("[{index}].passages"),
+                    format!("missing in {label}"),
+                )?;
+                Vec::new()
+            }
+        };
+        let mut doc_ids = HashSet::new();
+        let mut passages = Vec::with_capacity(raw_passages.len());
+        for (pi, slice) in raw_passages.into_iter().enumerate() {
+            let here = format!("[{index}].passages[{pi}]");
+            let at = position_of(self.text, slice.get());
+            let rp: RawPassage = self.parse_slice(slice.get(), &here)?;
+            let who = match &rp.doc_id {
+                Some(d) => format!("{label}, passage {:?}", excerpt(d)),
+                None => format!("{label}, passage {pi}"),
+            };
+            if let Some(d) = &rp.doc_id {
+                if !doc_ids.insert(d.clone()) {
+                    return Err(InputError::new(
+                        self.file,
+                        at.0,
+                        at.1,
+                        format!("{here}.doc_id"),
+                        format!("duplicate doc_id in {who}"),
+                    ));
+                }
+            }
+            if rp.is_relevant.is_none() {
+                self.problem(
+                    at,
+                    format!("{here}.is_relevant"),
+                    format!("missing in {who}"),
+                )?;
+            }
+            let models = self.models;
+            for model in models {
+                let has = rp
+                    .models_info
+                    .0
+                    .get(model)
+                    .is_some_and(|m| m.no_res_prob.is_some());
+                if !has {
+                    self.problem(
+                        at,
+                        format!("{here}.models_info.{model}.no_res_prob"),
+                        format!("missing in {who} (the model appears elsewhere in the file)"),
+                    )?;
+                }
+            }
+            passages.push(Passage {
+                doc_id: rp.doc_id,
+                is_relevant: rp.is_relevant,
+                no_res_prob: rp
+                    .models_info
+                    .0
+                    .into_iter()
+                    .map(|(m, info)| (m, info.no_res_prob.map(|p| p.0)))
+                    .collect(),
+            });
+        }
+        Ok(Example {
+            example_id: raw.example_id,
+            passages,
+        })
     }
 }
 
 /// Reads a UDCG reference JSON file. Under [`Convention::Paper`] a passage without `is_relevant`
 /// or without a probability for a model present in the file is an error; under
 /// [`Convention::Reference`] it is skipped (and listed in `warnings`), as the reference does.
+///
+/// Each example and passage is parsed from its own slice of the text, so every error —
+/// including checks across fields — carries the line and column where that record starts.
 pub fn parse(file: &str, text: &str, convention: Convention) -> Result<UdcgDataset, InputError> {
-    let raw: Value = serde_json::from_str(text).map_err(|e| json_error(file, "", &e))?;
+    let raw: Value = serde_json::from_str(text).map_err(|e| json_error(file, "", &e, (1, 1)))?;
+    let items: Vec<&RawValue> =
+        serde_json::from_str(text).map_err(|e| json_error(file, "", &e, (1, 1)))?;
     let models = collect_models(&raw);
     let mut warnings = Vec::new();
-    let examples = parse_typed(file, text, &models, convention, &mut warnings)?;
+    let mut checker = ExampleChecker {
+        file,
+        text,
+        models: &models,
+        convention,
+        warnings: &mut warnings,
+        seen_ids: HashSet::new(),
+    };
+    let examples = items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| checker.example(index, item.get()))
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(UdcgDataset {
         file: file.to_string(),
         examples,
@@ -207,29 +260,16 @@ pub fn parse(file: &str, text: &str, convention: Convention) -> Result<UdcgDatas
     })
 }
 
-fn parse_typed(
-    file: &str,
-    text: &str,
-    models: &[String],
-    convention: Convention,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<Example>, InputError> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let mut track = serde_path_to_error::Track::new();
-    let seed = ExamplesSeed {
-        models,
-        convention,
-        warnings,
+/// 1-based (line, column) of `part`, a slice of `text`.
+fn position_of(text: &str, part: &str) -> (usize, usize) {
+    let offset = (part.as_ptr() as usize).saturating_sub(text.as_ptr() as usize);
+    let before = &text.as_bytes()[..offset.min(text.len())];
+    let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+    let column = match before.iter().rposition(|b| *b == b'\n') {
+        Some(nl) => offset - nl,
+        None => offset + 1,
     };
-    let result = seed.deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track));
-    match result {
-        Ok(examples) => Ok(examples),
-        Err(e) => {
-            let path = track.path().to_string();
-            let path = if path == "." { String::new() } else { path };
-            Err(json_error(file, &path, &e))
-        }
-    }
+    (line, column)
 }
 
 fn collect_models(raw: &Value) -> Vec<String> {
@@ -250,21 +290,20 @@ fn collect_models(raw: &Value) -> Vec<String> {
     models
 }
 
-/// Splits serde_json's "msg at line L column C" into our positioned error.
-fn json_error(file: &str, path: &str, e: &serde_json::Error) -> InputError {
+/// Splits serde_json's "msg at line L column C" into our positioned error; `base` is where the
+/// parsed slice starts in the file.
+fn json_error(file: &str, path: &str, e: &serde_json::Error, base: (usize, usize)) -> InputError {
     let text = e.to_string();
     let message = match text.rfind(" at line ") {
         Some(i) => text[..i].to_string(),
         None => text,
     };
-    let (field, message) = match message.strip_prefix("field `") {
-        Some(rest) => match rest.split_once("`: ") {
-            Some((f, m)) => (f.to_string(), m.to_string()),
-            None => (path.to_string(), message),
-        },
-        None => (path.to_string(), message),
+    let (line, column) = if e.line() <= 1 {
+        (base.0, base.1 + e.column().saturating_sub(1))
+    } else {
+        (base.0 + e.line() - 1, e.column())
     };
-    InputError::new(file, e.line(), e.column(), field, message)
+    InputError::new(file, line, column, path, message)
 }
 
 impl UdcgDataset {
