@@ -158,3 +158,14 @@ fn context_sets_round_trip_through_jsonl() {
     }
     assert_eq!(again, sets);
 }
+
+#[test]
+fn erag_per_query_kernel() {
+    use ragscope_eval::rag::erag::erag_at_k;
+    let scores: HashMap<String, f64> = [("a".to_string(), 1.0), ("b".to_string(), 0.5)].into();
+    // Salemi & Zamani's aggregates: precision = mean over the cutoff, success = max.
+    let r = erag_at_k(&["b", "z", "a"], &scores, 2);
+    assert_eq!((r.precision, r.success, r.unscored), (0.25, 0.5, 1));
+    let r = erag_at_k(&["b", "z", "a"], &scores, 3);
+    assert_eq!((r.precision, r.success), (0.5, 1.0));
+}

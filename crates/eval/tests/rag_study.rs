@@ -33,6 +33,11 @@ fn mean_correlations_match_scipy_to_1e12() {
         ..StudyConfig::default()
     };
     let result = study(&sets, &config).unwrap();
+    assert_eq!(
+        result,
+        study(&sets, &config).unwrap(),
+        "seeded and deterministic"
+    );
     let groups = expected["groups"].as_array().unwrap();
     assert_eq!(result.groups.len(), groups.len());
     let mut compared = 0;

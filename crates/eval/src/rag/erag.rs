@@ -16,3 +16,36 @@ pub fn erag_precision(scores: &[f64]) -> f64 {
 pub fn erag_success(scores: &[f64]) -> f64 {
     scores.iter().copied().fold(0.0, f64::max)
 }
+
+/// Per-query eRAG over a ranked list of docnos cut at k, for the measure registry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueryErag {
+    /// Mean downstream score of the top k (denominator k, like P@k).
+    pub precision: f64,
+    /// Best downstream score in the top k.
+    pub success: f64,
+    /// Docnos in the top k without a downstream score (they count as 0; callers report them).
+    pub unscored: usize,
+}
+
+pub fn erag_at_k<S: AsRef<str>>(
+    ranked_docnos: &[S],
+    scores: &std::collections::HashMap<String, f64>,
+    k: usize,
+) -> QueryErag {
+    let (mut sum, mut best, mut unscored) = (0.0, 0.0f64, 0);
+    for docno in ranked_docnos.iter().take(k) {
+        match scores.get(docno.as_ref()) {
+            Some(s) => {
+                sum += s;
+                best = best.max(*s);
+            }
+            None => unscored += 1,
+        }
+    }
+    QueryErag {
+        precision: if k == 0 { 0.0 } else { sum / k as f64 },
+        success: best,
+        unscored,
+    }
+}
