@@ -3,6 +3,7 @@
 mod commands;
 
 use clap::{Parser, Subcommand};
+use std::process::ExitCode;
 
 #[derive(Parser)]
 #[command(name = "ragscope", version, about = "Evaluate IR and RAG systems", long_about = None)]
@@ -22,11 +23,20 @@ enum Command {
     TrecEval(commands::trec_eval::Args),
     /// Score one or more runs side by side on named measures (nDCG@10, MAP, ...).
     Eval(commands::eval::Args),
+    /// Fill the `udcg` field of a UDCG reference JSON file for every model present
+    Udcg(commands::udcg::Args),
+    /// Correlate retrieval metrics with end-to-end RAG outcomes (paper §7.2, Table 3)
+    Correlate(commands::correlate::Args),
+    /// Learn UDCGθ weights (linear pairwise ranking SVM) from context sets with outcomes
+    UdcgTrain(commands::correlate::TrainArgs),
 }
 
-fn main() -> std::process::ExitCode {
+fn main() -> ExitCode {
     match Cli::parse().command {
         Command::TrecEval(args) => commands::trec_eval::run(args),
         Command::Eval(args) => commands::eval::run(args),
+        Command::Udcg(args) => commands::udcg::run(args),
+        Command::Correlate(args) => commands::correlate::run(args),
+        Command::UdcgTrain(args) => commands::correlate::train(args),
     }
 }

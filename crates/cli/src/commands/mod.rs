@@ -1,4 +1,6 @@
 //! One file per subcommand, each exposing `Args` (clap) and `run`.
 
+pub mod correlate;
 pub mod eval;
 pub mod trec_eval;
+pub mod udcg;

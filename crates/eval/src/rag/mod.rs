@@ -1,1 +1,26 @@
-//! RAG retrieval measures (UDCG, UDCGθ, eRAG) and their formats.
+//! RAG retrieval measures (UDCG, UDCGθ, eRAG), their input formats, and the correlation study of
+//! Trappolini et al., "Redefining Retrieval Evaluation in the Era of LLMs" (arXiv 2510.21440, §7.2).
+//!
+//! The measures are plain functions over slices so that the trec_eval-style registry, the CLI and
+//! the web worker can all call the same kernels without allocating per query.
+
+pub mod classic;
+pub mod contexts;
+pub mod correlation;
+pub mod erag;
+pub mod error;
+pub mod reference_json;
+pub mod report;
+pub mod spec;
+pub mod svm_rank;
+pub mod synth;
+pub mod theta;
+pub mod udcg;
+pub mod unique_map;
+pub mod utilities_tsv;
+pub mod utility;
+
+pub use error::InputError;
+pub use spec::UdcgSpec;
+pub use udcg::{Convention, Gain, UdcgParams};
+pub use utility::Judgment;
