@@ -9,11 +9,39 @@ use yew_agent::reactor::{reactor, ReactorScope};
 pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     let mut workspace = Workspace::default();
     while let Some(request) = scope.next().await {
-        let response = workspace.handle(request);
-        if let Some(response) = response {
+        let responses = match request {
+            // Scored one run at a time, yielding between runs so progress reaches the page.
+            Request::Evaluate(req) => {
+                let generation = req.generation;
+                match workspace.start_evaluation(req) {
+                    Ok(mut evaluation) => {
+                        while let Some((done, total)) = evaluation.step(&workspace) {
+                            let progress = Response::EvalProgress {
+                                generation,
+                                done,
+                                total,
+                            };
+                            if scope.send(progress).await.is_err() {
+                                return;
+                            }
+                            yield_now().await;
+                        }
+                        vec![Response::Report(Box::new(evaluation.finish(&workspace)))]
+                    }
+                    Err(error) => vec![Response::EvalFailed { generation, error }],
+                }
+            }
+            other => workspace.handle(other),
+        };
+        for response in responses {
             if scope.send(response).await.is_err() {
-                break;
+                return;
             }
         }
     }
+}
+
+/// Lets the worker's event loop run (posting queued messages) before continuing.
+async fn yield_now() {
+    gloo::timers::future::TimeoutFuture::new(0).await;
 }

@@ -1,107 +1,410 @@
-//! What the worker does with requests: detect, parse and keep files; evaluate runs.
+//! What the worker does with requests: detect, parse (streaming) and keep files; evaluate runs.
 //!
 //! Plain Rust over crates/eval, with no browser types, so it is tested natively too.
 
-use crate::protocol::{FileId, FileKind, MeasureInfo, Report, Request, Response, RunRow};
-use ragscope_eval::formats::{parse_qrels, parse_run, Qrels, Run};
-use ragscope_eval::Measure;
+use crate::detect::{detect_kind, Detected, DETECT_BYTES};
+use crate::protocol::{
+    EvalRequest, FileId, FileKind, MeasureInfo, RankedRow, Report, Request, Response, RunRow,
+    SigTest, Significance, StudyGroup, StudyRow, StudyTable, TopicView, UdcgPoint, UdcgSeries,
+};
+use ragscope_eval::formats::{Qrels, QrelsParser, Run, RunParser};
+use ragscope_eval::rag::contexts::{self, ContextSet};
+use ragscope_eval::rag::correlation::{study, StudyConfig};
+use ragscope_eval::rag::reference_json::{self, UdcgDataset};
+use ragscope_eval::rag::utilities_tsv::{self, Utilities};
+use ragscope_eval::rag::{classic, udcg, Convention, Judgment, UdcgParams};
+use ragscope_eval::stats::paired::{paired_t, randomization};
+use ragscope_eval::stats::{holm, Alternative};
+use ragscope_eval::{Measure, Results};
+use std::collections::{BTreeSet, HashMap};
+
+/// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
+const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;
+/// Rows of a ranked list sent to the UI for the topic drill-down.
+const TOPIC_ROWS: usize = 100;
+/// Context size of the UDCG-vs-nDCG view of a run (the paper's k).
+pub const UDCG_K: usize = 10;
+/// Sign patterns of the randomization test; seeded, so the table is reproducible.
+const RANDOMIZATION_RESAMPLES: usize = 10_000;
+
+enum Loader {
+    /// Waiting for enough bytes to tell the format.
+    Detecting(Vec<u8>),
+    Run(RunParser),
+    Qrels(QrelsParser),
+    Text(FileKind, Vec<u8>),
+}
+
+struct Loading {
+    name: String,
+    bytes: u64,
+    loader: Loader,
+}
 
 #[derive(Default)]
 pub struct Workspace {
     qrels: Option<(FileId, String, Qrels)>,
     runs: Vec<(FileId, String, Run)>,
+    utilities: Option<(FileId, String, Utilities)>,
+    udcg_json: Vec<(FileId, String, UdcgDataset)>,
+    contexts: Option<(FileId, String, Vec<ContextSet>)>,
+    loading: HashMap<FileId, Loading>,
 }
 
 impl Workspace {
-    pub fn handle(&mut self, request: Request) -> Option<Response> {
+    /// Answers a request; `Evaluate` runs to completion here (the reactor steps it instead).
+    pub fn handle(&mut self, request: Request) -> Vec<Response> {
         match request {
-            Request::Load { id, name, bytes } => Some(match self.load(id, &name, &bytes) {
-                Ok((kind, summary)) => Response::Loaded {
+            Request::LoadStart { id, name, .. } => {
+                self.loading.insert(
                     id,
-                    name,
-                    kind,
-                    summary,
-                },
-                Err(error) => Response::LoadFailed { id, name, error },
-            }),
-            Request::Remove { id } => {
-                if self.qrels.as_ref().is_some_and(|(q, _, _)| *q == id) {
-                    self.qrels = None;
-                }
-                self.runs.retain(|(r, _, _)| *r != id);
-                None
+                    Loading {
+                        name,
+                        bytes: 0,
+                        loader: Loader::Detecting(Vec::new()),
+                    },
+                );
+                vec![]
             }
-            Request::Evaluate { measures } => Some(match self.evaluate(&measures) {
-                Ok(report) => Response::Report(report),
-                Err(error) => Response::EvalFailed { error },
-            }),
+            Request::LoadChunk { id, bytes } => self.feed(id, &bytes).into_iter().collect(),
+            Request::LoadEnd { id } => self.finish(id).into_iter().collect(),
+            Request::Cancel { id } => {
+                self.loading.remove(&id);
+                vec![]
+            }
+            Request::Remove { id } => {
+                self.remove(id);
+                vec![]
+            }
+            Request::Clear => {
+                *self = Workspace::default();
+                vec![]
+            }
+            Request::Evaluate(req) => {
+                let generation = req.generation;
+                let mut out = Vec::new();
+                let result = self.start_evaluation(req).map(|mut ev| {
+                    while let Some((done, total)) = ev.step(self) {
+                        out.push(Response::EvalProgress {
+                            generation,
+                            done,
+                            total,
+                        });
+                    }
+                    ev.finish(self)
+                });
+                out.push(match result {
+                    Ok(report) => Response::Report(Box::new(report)),
+                    Err(error) => Response::EvalFailed { generation, error },
+                });
+                out
+            }
+            Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
+                Ok(view) => Response::Topic(view),
+                Err(error) => Response::TopicFailed { error },
+            }],
         }
     }
 
-    /// Parses a file whose kind is detected from its content; on error nothing changes.
-    pub fn load(
+    fn remove(&mut self, id: FileId) {
+        self.loading.remove(&id);
+        if self.qrels.as_ref().is_some_and(|(q, _, _)| *q == id) {
+            self.qrels = None;
+        }
+        if self.utilities.as_ref().is_some_and(|(q, _, _)| *q == id) {
+            self.utilities = None;
+        }
+        if self.contexts.as_ref().is_some_and(|(q, _, _)| *q == id) {
+            self.contexts = None;
+        }
+        self.runs.retain(|(r, _, _)| *r != id);
+        self.udcg_json.retain(|(r, _, _)| *r != id);
+    }
+
+    /// Parses the next slice of a file; an error drops the file (and only it).
+    fn feed(&mut self, id: FileId, chunk: &[u8]) -> Option<Response> {
+        let loading = self.loading.get_mut(&id)?;
+        loading.bytes += chunk.len() as u64;
+        let result = match &mut loading.loader {
+            Loader::Detecting(head) => {
+                head.extend_from_slice(chunk);
+                if head.len() >= DETECT_BYTES {
+                    let head = std::mem::take(head);
+                    start_loader(&loading.name, head).map(|l| loading.loader = l)
+                } else {
+                    Ok(())
+                }
+            }
+            Loader::Run(p) => p.feed(chunk).map_err(|e| e.to_string()),
+            Loader::Qrels(p) => p.feed(chunk).map_err(|e| e.to_string()),
+            Loader::Text(_, buf) => {
+                if buf.len() + chunk.len() > MAX_TEXT_BYTES {
+                    Err(format!(
+                        "{}: larger than {} MiB; this format is read whole and would not fit",
+                        loading.name,
+                        MAX_TEXT_BYTES >> 20
+                    ))
+                } else {
+                    buf.extend_from_slice(chunk);
+                    Ok(())
+                }
+            }
+        };
+        Some(match result {
+            Ok(()) => Response::Progress {
+                id,
+                bytes: loading.bytes,
+            },
+            Err(error) => {
+                let name = loading.name.clone();
+                self.loading.remove(&id);
+                Response::LoadFailed { id, name, error }
+            }
+        })
+    }
+
+    fn finish(&mut self, id: FileId) -> Option<Response> {
+        let Loading { name, loader, .. } = self.loading.remove(&id)?;
+        let loader = match loader {
+            Loader::Detecting(head) => match start_loader(&name, head) {
+                Ok(l) => l,
+                Err(error) => return Some(Response::LoadFailed { id, name, error }),
+            },
+            other => other,
+        };
+        Some(match self.keep(id, &name, loader) {
+            Ok((kind, summary)) => Response::Loaded {
+                id,
+                name,
+                kind,
+                summary,
+            },
+            Err(error) => Response::LoadFailed { id, name, error },
+        })
+    }
+
+    fn keep(
         &mut self,
         id: FileId,
         name: &str,
-        bytes: &[u8],
+        loader: Loader,
     ) -> Result<(FileKind, String), String> {
-        match detect_kind(bytes) {
-            Some(FileKind::Qrels) => {
-                let qrels = parse_qrels(name, bytes).map_err(|e| e.to_string())?;
+        let text = |bytes: &[u8]| {
+            std::str::from_utf8(bytes)
+                .map(str::to_string)
+                .map_err(|e| format!("{name}: not UTF-8 text (byte {})", e.valid_up_to()))
+        };
+        match loader {
+            Loader::Detecting(_) => Err(format!("{name}: internal: format not detected")),
+            Loader::Qrels(p) => {
+                let qrels = p.finish().map_err(|e| e.to_string())?;
                 let summary = format!(
                     "{} topics, {} judgments",
                     qrels.topics().len(),
-                    qrels.topics().iter().map(|t| t.num_judgments()).sum::<usize>()
+                    qrels
+                        .topics()
+                        .iter()
+                        .map(|t| t.num_judgments())
+                        .sum::<usize>()
                 );
                 self.qrels = Some((id, name.to_string(), qrels));
                 Ok((FileKind::Qrels, summary))
             }
-            Some(FileKind::Run) => {
-                let run = parse_run(name, bytes).map_err(|e| e.to_string())?;
-                let summary = format!("{} topics, {} results", run.topics().len(), run.num_results());
-                self.runs.push((id, name.to_string(), run));
+            Loader::Run(p) => {
+                let run = p.finish().map_err(|e| e.to_string())?;
+                let summary = format!(
+                    "{} topics, {} results",
+                    run.topics().len(),
+                    run.num_results()
+                );
+                // Kept in the order files were added (ids), which is the order the UI lists them.
+                let at = self.runs.partition_point(|(r, _, _)| *r < id);
+                self.runs.insert(at, (id, name.to_string(), run));
                 Ok((FileKind::Run, summary))
             }
-            None => Err(format!(
-                "{name}: not a TREC run (qid Q0 docno rank score tag) or qrels (qid iter docno rel) \
-                 file; other formats are not supported yet"
+            Loader::Text(FileKind::Utilities, bytes) => {
+                let u = utilities_tsv::parse(name, &text(&bytes)?).map_err(|e| e.to_string())?;
+                let questions: BTreeSet<&str> = u.entries.keys().map(|(_, q)| q.as_str()).collect();
+                let passages: usize = u.entries.values().map(|m| m.len()).sum();
+                let summary = format!("{} questions, {passages} judged passages", questions.len());
+                self.utilities = Some((id, name.to_string(), u));
+                Ok((FileKind::Utilities, summary))
+            }
+            Loader::Text(FileKind::UdcgJson, bytes) => {
+                let d = reference_json::parse(name, &text(&bytes)?, Convention::Reference)
+                    .map_err(|e| e.to_string())?;
+                let summary = format!(
+                    "{} examples, models: {}",
+                    d.examples.len(),
+                    d.models.join(", ")
+                );
+                self.udcg_json.push((id, name.to_string(), d));
+                Ok((FileKind::UdcgJson, summary))
+            }
+            Loader::Text(FileKind::ContextSets, bytes) => {
+                let utilities = self.utilities.as_ref().map(|(_, _, u)| u);
+                let sets =
+                    contexts::parse(name, &text(&bytes)?, utilities).map_err(|e| e.to_string())?;
+                let n: usize = sets.iter().map(|s| s.contexts.len()).sum();
+                let summary = format!("{} questions, {n} contexts", sets.len());
+                self.contexts = Some((id, name.to_string(), sets));
+                Ok((FileKind::ContextSets, summary))
+            }
+            Loader::Text(kind, _) => Err(format!(
+                "{name}: internal: {} is not read as text",
+                kind.label()
             )),
         }
     }
 
-    pub fn evaluate(&self, measure_names: &[String]) -> Result<Report, String> {
-        let (_, qrels_name, qrels) = self
-            .qrels
-            .as_ref()
-            .ok_or("load a qrels file to evaluate runs")?;
-        if self.runs.is_empty() {
-            return Err("load at least one run to evaluate".into());
-        }
-        let measures = measure_names
+    /// Validates the request and prepares to score the runs one at a time.
+    pub fn start_evaluation(&self, req: EvalRequest) -> Result<Evaluation, String> {
+        let measures = req
+            .measures
             .iter()
             .map(|m| {
                 m.parse::<Measure>()
                     .map_err(|e| format!("measure `{m}`: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let runs = self
+        let total = match &self.qrels {
+            Some((_, _, q)) => q.topics().len() * self.runs.len(),
+            None => 0,
+        };
+        Ok(Evaluation {
+            req,
+            measures,
+            results: Vec::new(),
+            total,
+        })
+    }
+
+    pub fn topic(&self, run: FileId, qid: &str) -> Result<TopicView, String> {
+        let (_, name, run) = self
             .runs
             .iter()
-            .map(|(_, name, run)| {
-                let results = ragscope_eval::evaluate(qrels, run, &measures);
+            .find(|(id, _, _)| *id == run)
+            .ok_or("that run is no longer loaded")?;
+        let topic = run
+            .topic(qid)
+            .ok_or_else(|| format!("{name} retrieved nothing for topic {qid}"))?;
+        let qrels_topic = self.qrels.as_ref().and_then(|(_, _, q)| q.topic(qid));
+        let judged = self
+            .utilities
+            .as_ref()
+            .and_then(|(_, _, u)| question_of(u, qid));
+        let ranked = ranked_docnos(run, topic);
+        let docs = ranked
+            .iter()
+            .take(TOPIC_ROWS)
+            .enumerate()
+            .map(|(i, (docno, score))| RankedRow {
+                rank: i + 1,
+                docno: String::from_utf8_lossy(docno).into_owned(),
+                score: *score,
+                rel: qrels_topic.and_then(|t| t.rel(docno)),
+                utility: judged.and_then(|j| {
+                    j.get(std::str::from_utf8(docno).ok()?)
+                        .map(|p| p.judgment.utility())
+                }),
+            })
+            .collect();
+        Ok(TopicView {
+            run: name.clone(),
+            qid: qid.to_string(),
+            num_rel: qrels_topic.map_or(0, |t| t.num_rel(1)),
+            docs,
+            more: ranked.len().saturating_sub(TOPIC_ROWS),
+        })
+    }
+}
+
+/// An evaluation in progress: one run per step, so the worker can report progress (and read
+/// its messages) between runs.
+pub struct Evaluation {
+    req: EvalRequest,
+    measures: Vec<Measure>,
+    results: Vec<Results>,
+    total: usize,
+}
+
+impl Evaluation {
+    /// Scores the next run; `Some((queries done, total))`, or `None` when every run is scored.
+    pub fn step(&mut self, ws: &Workspace) -> Option<(usize, usize)> {
+        let (_, _, qrels) = ws.qrels.as_ref()?;
+        let (_, _, run) = ws.runs.get(self.results.len())?;
+        self.results
+            .push(ragscope_eval::evaluate(qrels, run, &self.measures));
+        Some((qrels.topics().len() * self.results.len(), self.total))
+    }
+
+    pub fn finish(mut self, ws: &Workspace) -> Report {
+        while self.step(ws).is_some() {}
+        let mut notes = Vec::new();
+        if ws.qrels.is_none() && !ws.runs.is_empty() {
+            notes.push("Load a qrels file to score the runs.".to_string());
+        }
+        let topics: Vec<String> = self
+            .results
+            .iter()
+            .flat_map(|r| r.topics.iter().cloned())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let topic_index: HashMap<&str, usize> = topics
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.as_str(), i))
+            .collect();
+        let mut runs: Vec<RunRow> = self
+            .results
+            .iter()
+            .zip(&ws.runs)
+            .map(|(results, (id, name, _))| {
+                let per_query = self
+                    .measures
+                    .iter()
+                    .map(|m| {
+                        let mut row = vec![f64::NAN; topics.len()];
+                        for (qid, v) in results.per_query(m) {
+                            row[topic_index[qid]] = v;
+                        }
+                        row
+                    })
+                    .collect();
                 RunRow {
+                    id: *id,
                     name: name.clone(),
                     num_queries: results.topics.len(),
-                    means: measures
+                    means: self
+                        .measures
                         .iter()
                         .map(|m| results.mean(m).unwrap_or(f64::NAN))
                         .collect(),
+                    per_query,
+                    significance: vec![None; self.measures.len()],
                 }
             })
             .collect();
-        Ok(Report {
-            qrels: qrels_name.clone(),
-            measures: measures
+        let baseline = self
+            .req
+            .baseline
+            .and_then(|b| runs.iter().position(|r| r.id == b))
+            .unwrap_or(0);
+        add_significance(&mut runs, baseline, self.req.test);
+        let mut udcg = Vec::new();
+        udcg_of_runs(ws, &mut udcg, &mut notes);
+        udcg_of_json(ws, &mut udcg);
+        let study = study_table(ws, &mut notes);
+        Report {
+            generation: self.req.generation,
+            qrels: ws
+                .qrels
+                .as_ref()
+                .map(|(_, n, _)| n.clone())
+                .unwrap_or_default(),
+            measures: self
+                .measures
                 .iter()
                 .map(|m| MeasureInfo {
                     name: m.to_string(),
@@ -110,27 +413,241 @@ impl Workspace {
                 })
                 .collect(),
             runs,
-        })
+            topics,
+            baseline,
+            test: self.req.test,
+            udcg,
+            study,
+            notes,
+        }
     }
 }
 
-/// Tells a run from qrels by the first line that is not a comment: six or more fields is a
-/// run, exactly four a qrels file.
-pub fn detect_kind(bytes: &[u8]) -> Option<FileKind> {
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(64 * 1024)]);
-    let line = text
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with('#'))?;
-    match line.split_whitespace().count() {
-        4 => Some(FileKind::Qrels),
-        n if n >= 6 => Some(FileKind::Run),
-        _ => None,
+/// Tests every run against the baseline per measure on the topics both scored, then
+/// Holm-corrects each measure's p-values over the runs (one family per measure).
+fn add_significance(runs: &mut [RunRow], baseline: usize, test: SigTest) {
+    let Some(base) = runs.get(baseline).cloned() else {
+        return;
+    };
+    for m in 0..base.means.len() {
+        let mut tested: Vec<(usize, f64, f64)> = Vec::new();
+        for (r, run) in runs.iter().enumerate() {
+            if r == baseline {
+                continue;
+            }
+            let (a, b): (Vec<f64>, Vec<f64>) = run.per_query[m]
+                .iter()
+                .zip(&base.per_query[m])
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .map(|(x, y)| (*x, *y))
+                .unzip();
+            let outcome = match test {
+                SigTest::PairedT => paired_t(&a, &b, Alternative::TwoSided),
+                SigTest::Randomization => {
+                    randomization(&a, &b, Alternative::TwoSided, RANDOMIZATION_RESAMPLES, 0)
+                }
+            };
+            if let Ok(t) = outcome {
+                let diff = a.iter().zip(&b).map(|(x, y)| x - y).sum::<f64>() / a.len() as f64;
+                tested.push((r, diff, t.p_value));
+            }
+        }
+        let corrected = holm(&tested.iter().map(|t| t.2).collect::<Vec<_>>());
+        for ((r, diff, p), p_holm) in tested.into_iter().zip(corrected) {
+            runs[r].significance[m] = Some(Significance {
+                mean_difference: diff,
+                p_value: p,
+                p_holm,
+            });
+        }
     }
+}
+
+/// UDCG@k (paper convention, γ = 1/3) of each run's top k against the loaded utilities, next
+/// to trec_eval's nDCG@k of the same list.
+fn udcg_of_runs(ws: &Workspace, out: &mut Vec<UdcgSeries>, notes: &mut Vec<String>) {
+    let Some((_, _, utilities)) = &ws.utilities else {
+        if !ws.runs.is_empty() && ws.udcg_json.is_empty() {
+            notes.push(
+                "Load a utilities file (qid docno relevant p_no_response) to see UDCG per query."
+                    .into(),
+            );
+        }
+        return;
+    };
+    let Some((_, _, qrels)) = &ws.qrels else {
+        notes.push("Load qrels to compare UDCG with nDCG.".into());
+        return;
+    };
+    let ndcg: Measure = match format!("nDCG@{UDCG_K}").parse() {
+        Ok(m) => m,
+        Err(_) => return,
+    };
+    let params = UdcgParams::default();
+    for (_, name, run) in &ws.runs {
+        let results = ragscope_eval::evaluate(qrels, run, std::slice::from_ref(&ndcg));
+        let points = results
+            .per_query(&ndcg)
+            .filter_map(|(qid, ndcg)| {
+                let judged = question_of(utilities, qid)?;
+                let topic = run.topic(qid)?;
+                let top: Vec<Option<Judgment>> = ranked_docnos(run, topic)
+                    .iter()
+                    .take(UDCG_K)
+                    .map(|(d, _)| {
+                        std::str::from_utf8(d)
+                            .ok()
+                            .and_then(|d| judged.get(d))
+                            .map(|p| p.judgment)
+                    })
+                    .collect();
+                Some(UdcgPoint {
+                    qid: qid.to_string(),
+                    udcg: udcg::udcg_of_context(&top, Some(UDCG_K), &params),
+                    ndcg,
+                })
+            })
+            .collect::<Vec<_>>();
+        if points.is_empty() {
+            notes.push(format!(
+                "{name}: no topic of the run has judgments in the utilities file."
+            ));
+        } else {
+            out.push(UdcgSeries {
+                name: name.clone(),
+                k: UDCG_K,
+                points,
+            });
+        }
+    }
+}
+
+/// Each example of a UDCG reference file: its UDCG (reference convention, first model) and the
+/// binary nDCG of the same passage list.
+fn udcg_of_json(ws: &Workspace, out: &mut Vec<UdcgSeries>) {
+    let params = UdcgParams::reference();
+    for (_, name, data) in &ws.udcg_json {
+        let Some(model) = data.models.first() else {
+            continue;
+        };
+        let scores = data.scores(&params);
+        let points = data
+            .examples
+            .iter()
+            .zip(scores)
+            .enumerate()
+            .filter_map(|(i, (ex, s))| {
+                let relevant: Vec<bool> = ex
+                    .passages
+                    .iter()
+                    .map(|p| p.is_relevant.unwrap_or(false))
+                    .collect();
+                let judged = relevant.iter().filter(|r| **r).count();
+                Some(UdcgPoint {
+                    qid: ex.example_id.clone().unwrap_or_else(|| i.to_string()),
+                    udcg: *s.get(model)?,
+                    ndcg: classic::ndcg(&relevant, judged),
+                })
+            })
+            .collect();
+        out.push(UdcgSeries {
+            name: format!("{name} ({model})"),
+            k: 0,
+            points,
+        });
+    }
+}
+
+fn study_table(ws: &Workspace, notes: &mut Vec<String>) -> Option<StudyTable> {
+    let (_, name, sets) = ws.contexts.as_ref()?;
+    match study(sets, &StudyConfig::default()) {
+        Ok(result) => Some(StudyTable {
+            file: name.clone(),
+            groups: result
+                .groups
+                .iter()
+                .map(|g| StudyGroup {
+                    dataset: g.dataset.clone(),
+                    model: g.model.clone(),
+                    k: g.k,
+                    questions: g.questions,
+                    rows: g
+                        .metrics
+                        .iter()
+                        .map(|m| StudyRow {
+                            metric: m.metric.name().to_string(),
+                            spearman: m.spearman.mean,
+                            ci_low: m.spearman.ci_low,
+                            ci_high: m.spearman.ci_high,
+                            kendall: m.kendall_tau_b.mean,
+                            pearson: m.pearson.mean,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }),
+        Err(e) => {
+            notes.push(format!("{name}: {e}"));
+            None
+        }
+    }
+}
+
+/// The judgments of a question: model-less rows first, else the first model's (sorted by name).
+fn question_of<'a>(
+    u: &'a Utilities,
+    qid: &str,
+) -> Option<&'a indexmap::IndexMap<String, utilities_tsv::PassageInfo>> {
+    u.question("", qid).or_else(|| {
+        u.entries
+            .iter()
+            .filter(|((_, q), _)| q == qid)
+            .min_by(|a, b| a.0 .0.cmp(&b.0 .0))
+            .map(|(_, v)| v)
+    })
+}
+
+/// A topic's documents in trec_eval's order: score descending, ties by docno descending.
+fn ranked_docnos<'a>(
+    run: &'a Run,
+    topic: &ragscope_eval::formats::RunTopic,
+) -> Vec<(&'a [u8], f64)> {
+    let mut docs: Vec<(&[u8], f64)> = topic
+        .docs()
+        .iter()
+        .map(|d| (run.docno(d), d.score))
+        .collect();
+    docs.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(a.0)));
+    docs
+}
+
+fn start_loader(name: &str, head: Vec<u8>) -> Result<Loader, String> {
+    let mut loader = match detect_kind(&head) {
+        Detected::Known(FileKind::Run) => Loader::Run(RunParser::new(name)),
+        Detected::Known(FileKind::Qrels) => Loader::Qrels(QrelsParser::new(name)),
+        Detected::Known(kind) => return Ok(Loader::Text(kind, head)),
+        Detected::Unsupported(what) => {
+            return Err(format!(
+                "{name}: looks like {what}, which the app does not support yet"
+            ))
+        }
+        Detected::Unknown => {
+            return Err(format!(
+                "{name}: not a format the app knows (TREC run, qrels, utilities TSV, UDCG JSON, \
+                 context-set JSONL)"
+            ))
+        }
+    };
+    match &mut loader {
+        Loader::Run(p) => p.feed(&head).map_err(|e| e.to_string())?,
+        Loader::Qrels(p) => p.feed(&head).map_err(|e| e.to_string())?,
+        _ => {}
+    }
+    Ok(loader)
 }
 
 /// The registry's one-line explanation of a measure's family (shown as a tooltip).
-fn explanation(m: &Measure) -> String {
+pub fn explanation(m: &Measure) -> String {
     m.trec_eval_equivalent()
         .and_then(|(name, _)| {
             ragscope_eval::measures::registry()

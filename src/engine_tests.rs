@@ -1,11 +1,16 @@
-//! The worker's logic on trec_eval's own files, natively.
+//! The worker's logic on the anchors' own files, natively, fed in slices as the page feeds it.
 
-use super::engine::{detect_kind, Workspace};
-use crate::protocol::{FileKind, Request, Response};
+use super::engine::Workspace;
+use super::export::{self, TableFormat};
+use crate::protocol::{EvalRequest, FileKind, Report, Request, Response, SigTest};
+
+fn shared(path: &str) -> Vec<u8> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/");
+    std::fs::read(format!("{root}{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
 
 fn data(name: &str) -> Vec<u8> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/trec_eval/");
-    std::fs::read(format!("{path}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+    shared(&format!("trec_eval/{name}"))
 }
 
 fn summary(name: &str) -> Vec<(String, String)> {
@@ -19,83 +24,232 @@ fn summary(name: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-#[test]
-fn kinds_are_detected_from_content() {
-    assert_eq!(detect_kind(&data("qrels.test")), Some(FileKind::Qrels));
-    assert_eq!(
-        detect_kind(&data("qrels.test.with-comments")),
-        Some(FileKind::Qrels)
-    );
-    assert_eq!(detect_kind(&data("results.test")), Some(FileKind::Run));
-    assert_eq!(detect_kind(b"just some text\n"), None);
-    assert_eq!(detect_kind(b""), None);
+/// Sends a file in `slice`-byte pieces, checking each acknowledgement; returns the last answer.
+fn load(ws: &mut Workspace, id: u32, name: &str, bytes: &[u8], slice: usize) -> Response {
+    ws.handle(Request::LoadStart {
+        id,
+        name: name.into(),
+        size: bytes.len() as u64,
+    });
+    let mut sent = 0;
+    for chunk in bytes.chunks(slice) {
+        sent += chunk.len() as u64;
+        let r = ws.handle(Request::LoadChunk {
+            id,
+            bytes: chunk.to_vec(),
+        });
+        match r.as_slice() {
+            [Response::Progress { bytes, .. }] => assert_eq!(*bytes, sent),
+            other => return other[0].clone(),
+        }
+    }
+    ws.handle(Request::LoadEnd { id }).remove(0)
+}
+
+const MEASURES: [&str; 7] = ["MAP", "MRR", "nDCG@10", "P@10", "R@100", "bpref", "Rprec"];
+
+fn evaluate(ws: &mut Workspace, test: SigTest) -> Report {
+    let out = ws.handle(Request::Evaluate(EvalRequest {
+        measures: MEASURES.iter().map(|s| s.to_string()).collect(),
+        baseline: None,
+        test,
+        generation: 7,
+    }));
+    match out.last() {
+        Some(Response::Report(r)) => (**r).clone(),
+        other => panic!("no report: {other:?}"),
+    }
 }
 
 #[test]
-fn the_report_shows_what_trec_eval_prints() {
+fn files_fed_in_odd_slices_give_what_trec_eval_prints() {
     let mut ws = Workspace::default();
     for (id, f) in ["qrels.test", "results.test"].into_iter().enumerate() {
-        let r = ws.handle(Request::Load {
-            id: id as u32,
-            name: f.into(),
-            bytes: data(f),
-        });
-        assert!(matches!(r, Some(Response::Loaded { .. })), "{r:?}");
+        // 70,001-byte slices: boundaries fall inside lines and after detection's 64 KiB.
+        let r = load(&mut ws, id as u32, f, &data(f), 70_001);
+        assert!(matches!(r, Response::Loaded { .. }), "{r:?}");
     }
-    let measures = ["MAP", "MRR", "nDCG@10", "P@10", "R@100", "bpref", "Rprec"];
-    let Some(Response::Report(report)) = ws.handle(Request::Evaluate {
-        measures: measures.iter().map(|s| s.to_string()).collect(),
-    }) else {
-        panic!("no report")
-    };
-    let expected = summary("out.test.a");
+    let report = evaluate(&mut ws, SigTest::PairedT);
+    assert_eq!(report.generation, 7);
+    let expected = summary("out.test");
+    let run = &report.runs[0];
     let mut compared = 0;
-    for (m, v) in report.measures.iter().zip(&report.runs[0].means) {
-        let trec = m
-            .trec_name
-            .as_deref()
-            .expect("every default measure has a trec_eval name");
-        let (_, want) = expected.iter().find(|(n, _)| n == trec).expect(trec);
-        assert_eq!(&format!("{v:.4}"), want, "{} ({trec})", m.name);
-        assert!(!m.explanation.is_empty(), "{} has no explanation", m.name);
-        compared += 1;
+    for (m, info) in report.measures.iter().enumerate() {
+        let Some(trec) = &info.trec_name else {
+            continue;
+        };
+        if let Some((_, want)) = expected.iter().find(|(n, _)| n == trec) {
+            assert_eq!(&export::fmt_value(run.means[m]), want, "{}", info.name);
+            compared += 1;
+        }
     }
-    assert_eq!(compared, measures.len());
-    assert_eq!(report.runs[0].num_queries, 3);
+    assert!(compared >= 5, "compared only {compared}");
+    let num_q = expected.iter().find(|(n, _)| n == "num_q").unwrap();
+    assert_eq!(run.num_queries.to_string(), num_q.1);
+    assert_eq!(report.topics.len(), run.num_queries);
+    assert!(report.runs[0].significance.iter().all(Option::is_none));
 }
 
 #[test]
-fn a_bad_file_is_refused_and_nothing_loaded_is_lost() {
+fn the_csv_export_carries_trec_evals_numbers() {
     let mut ws = Workspace::default();
-    ws.handle(Request::Load {
-        id: 0,
-        name: "qrels.test".into(),
-        bytes: data("qrels.test"),
-    });
-    ws.handle(Request::Load {
+    load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);
+    load(&mut ws, 1, "results.test", &data("results.test"), 1 << 22);
+    let report = evaluate(&mut ws, SigTest::PairedT);
+    let csv = export::table(&report, TableFormat::Csv);
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let expected = summary("out.test");
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let want = |trec: &str| expected.iter().find(|(n, _)| n == trec).unwrap().1.clone();
+    assert_eq!(row[col("MAP")], want("map"));
+    assert_eq!(row[col("MRR")], want("recip_rank"));
+    assert_eq!(row[col("P@10")], want("P_10"));
+    assert_eq!(row[col("bpref")], want("bpref"));
+    assert_eq!(row[col("num_q")], want("num_q"));
+    let md = export::table(&report, TableFormat::Markdown);
+    assert!(md.contains(&format!("**{}**", want("map"))), "{md}");
+    let tex = export::table(&report, TableFormat::Latex);
+    assert!(tex.contains("\\begin{tabular}{lrrrrrrr}"), "{tex}");
+    let json: serde_json::Value =
+        serde_json::from_str(&export::table(&report, TableFormat::Json)).unwrap();
+    assert_eq!(
+        format!("{:.4}", json["runs"][0]["means"]["MAP"].as_f64().unwrap()),
+        want("map")
+    );
+}
+
+#[test]
+fn a_bad_slice_names_file_line_and_text_and_keeps_the_rest() {
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);
+    load(&mut ws, 1, "results.test", &data("results.test"), 1 << 22);
+    let bad = b"301 Q0 doc-a 1 0.5 tag\n301 Q0 doc-b 2 not-a-number tag\n";
+    let Response::LoadFailed { error, .. } = load(&mut ws, 2, "broken.run", bad, 5) else {
+        panic!("accepted a bad run")
+    };
+    assert!(error.contains("broken.run:2:"), "{error}");
+    assert!(error.contains("not-a-number"), "{error}");
+    assert_eq!(evaluate(&mut ws, SigTest::PairedT).runs.len(), 1);
+    let Response::LoadFailed { error, .. } = load(
+        &mut ws,
+        3,
+        "nuggets.jsonl",
+        &shared("nuggetizer/nuggets.jsonl"),
+        100,
+    ) else {
+        panic!("accepted nuggets")
+    };
+    assert!(error.contains("not support yet"), "{error}");
+}
+
+#[test]
+fn cancel_drops_a_half_loaded_file() {
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);
+    let run = data("results.test");
+    ws.handle(Request::LoadStart {
         id: 1,
         name: "results.test".into(),
-        bytes: data("results.test"),
+        size: run.len() as u64,
     });
-    let bad = b"301 Q0 d1 1 0.5 t\n301 Q0 d2 2 oops t\n".to_vec();
-    match ws.handle(Request::Load {
-        id: 2,
-        name: "bad.run".into(),
-        bytes: bad,
-    }) {
-        Some(Response::LoadFailed { error, .. }) => {
-            assert!(
-                error.contains("bad.run") && error.contains("oops"),
-                "{error}"
-            );
-        }
-        other => panic!("expected a load failure, got {other:?}"),
+    ws.handle(Request::LoadChunk {
+        id: 1,
+        bytes: run[..40_000].to_vec(),
+    });
+    ws.handle(Request::Cancel { id: 1 });
+    assert!(ws.handle(Request::LoadEnd { id: 1 }).is_empty());
+    assert!(evaluate(&mut ws, SigTest::PairedT).runs.is_empty());
+}
+
+#[test]
+fn two_runs_get_holm_corrected_tests_against_the_baseline() {
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);
+    load(&mut ws, 1, "results.test", &data("results.test"), 1 << 22);
+    load(&mut ws, 2, "results.trunc", &data("results.trunc"), 1 << 22);
+    for test in [SigTest::PairedT, SigTest::Randomization] {
+        let report = evaluate(&mut ws, test);
+        assert_eq!(report.baseline, 0);
+        assert!(report.runs[0].significance.iter().all(Option::is_none));
+        let s = report.runs[1].significance[0].expect("MAP tested");
+        // With one comparison per measure Holm leaves p unchanged.
+        assert_eq!(s.p_holm, s.p_value);
+        // Paired over the topics both runs were scored on.
+        let pairs: Vec<f64> = report.runs[1].per_query[0]
+            .iter()
+            .zip(&report.runs[0].per_query[0])
+            .filter(|(a, b)| a.is_finite() && b.is_finite())
+            .map(|(a, b)| a - b)
+            .collect();
+        let diff = pairs.iter().sum::<f64>() / pairs.len() as f64;
+        assert!((s.mean_difference - diff).abs() < 1e-12);
     }
-    let r = ws.handle(Request::Evaluate {
-        measures: vec!["MAP".into()],
-    });
+}
+
+#[test]
+fn udcg_reference_json_points_reproduce_the_stored_scores() {
+    let mut ws = Workspace::default();
+    let bytes = shared("udcg/dataset_with_udcg.json");
+    let r = load(&mut ws, 0, "dataset_with_udcg.json", &bytes, 1000);
     assert!(
-        matches!(r, Some(Response::Report(ref rep)) if rep.runs.len() == 1),
+        matches!(
+            r,
+            Response::Loaded {
+                kind: FileKind::UdcgJson,
+                ..
+            }
+        ),
         "{r:?}"
     );
+    let report = evaluate(&mut ws, SigTest::PairedT);
+    let stored: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let series = &report.udcg[0];
+    assert_eq!(series.points.len(), stored.as_array().unwrap().len());
+    for (p, ex) in series.points.iter().zip(stored.as_array().unwrap()) {
+        let want = ex["udcg"]["meta-llama/Llama-3.2-3B-Instruct"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            (p.udcg - want).abs() < 1e-12,
+            "{}: {} vs {want}",
+            p.qid,
+            p.udcg
+        );
+    }
+}
+
+#[test]
+fn the_topic_view_ranks_like_trec_eval_and_shows_relevance() {
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);
+    load(&mut ws, 1, "results.test", &data("results.test"), 1 << 22);
+    let report = evaluate(&mut ws, SigTest::PairedT);
+    let qid = report.topics[0].clone();
+    let answer: [Response; 1] = ws
+        .handle(Request::Topic {
+            run: 1,
+            qid: qid.clone(),
+        })
+        .try_into()
+        .unwrap();
+    let [Response::Topic(view)] = answer else {
+        panic!("no topic view")
+    };
+    assert_eq!(view.qid, qid);
+    assert!(view.docs.windows(2).all(|w| w[0].score >= w[1].score));
+    // relstring over the shown rows agrees with P@10 for the topic.
+    let rel_in_top10 = view
+        .docs
+        .iter()
+        .take(10)
+        .filter(|d| d.rel.unwrap_or(0) >= 1)
+        .count();
+    let p10 = report
+        .measures
+        .iter()
+        .position(|m| m.name == "P@10")
+        .unwrap();
+    assert_eq!(rel_in_top10 as f64 / 10.0, report.runs[0].per_query[p10][0]);
 }

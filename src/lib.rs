@@ -2,7 +2,10 @@
 //! data and runs every evaluation (crates/eval), so heavy work never blocks the page.
 
 pub mod agent;
+pub mod charts;
+pub mod detect;
 pub mod engine;
+pub mod export;
 pub mod protocol;
 pub mod ui;
 

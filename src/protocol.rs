@@ -1,30 +1,75 @@
 //! Messages between the UI thread and the evaluation worker.
 //!
-//! Files are sent to the worker once and parsed and kept there; the UI holds only names and
-//! summaries, so a large run is never copied back and forth.
+//! Files travel to the worker in slices (`LoadChunk`) and are parsed there as they arrive; the
+//! worker acknowledges each slice, so the UI reads the next one only when the previous one is
+//! parsed and never holds more than one slice of a file. The UI holds only names, summaries and
+//! the (small) evaluation report.
 
 use serde::{Deserialize, Serialize};
 
 /// Identifies a loaded file for the lifetime of the page.
 pub type FileId = u32;
 
+/// Bytes per slice read from a `Blob` and sent to the worker: large enough to keep the number of
+/// messages low, small enough that copying one never blocks the UI thread for long.
+pub const SLICE_BYTES: u64 = 4 * 1024 * 1024;
+
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub enum Request {
-    /// Parse a file (its kind is detected from its content) and keep it.
-    Load {
-        id: FileId,
-        name: String,
-        bytes: Vec<u8>,
-    },
+    /// A file starts arriving; its kind is detected from the first slice.
+    LoadStart { id: FileId, name: String, size: u64 },
+    /// The next slice of the file, in order.
+    LoadChunk { id: FileId, bytes: Vec<u8> },
+    /// The last slice was sent: finish parsing and keep the file.
+    LoadEnd { id: FileId },
+    /// Stop loading a file and drop what was parsed of it.
+    Cancel { id: FileId },
     /// Forget a file.
     Remove { id: FileId },
-    /// Evaluate every loaded run against the loaded qrels with these measures (names as the
-    /// registry prints them, e.g. `nDCG@10`).
-    Evaluate { measures: Vec<String> },
+    /// Evaluate every loaded run against the loaded qrels.
+    Evaluate(EvalRequest),
+    /// The ranked list of one run on one topic, with relevance (and utilities when loaded).
+    Topic { run: FileId, qid: String },
+    /// Forget every file.
+    Clear,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct EvalRequest {
+    /// Measure names as the registry prints them (`nDCG@10`).
+    pub measures: Vec<String>,
+    /// The run the others are compared with; `None`: the first run.
+    pub baseline: Option<FileId>,
+    pub test: SigTest,
+    /// Distinguishes evaluations, so the UI can drop the answer to one it cancelled.
+    pub generation: u32,
+}
+
+/// The significance test of `run − baseline` per measure (Holm-corrected over the runs).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SigTest {
+    #[default]
+    PairedT,
+    /// Fisher's randomization test with 10,000 sign patterns (seeded).
+    Randomization,
+}
+
+impl SigTest {
+    pub fn label(self) -> &'static str {
+        match self {
+            SigTest::PairedT => "paired t-test",
+            SigTest::Randomization => "randomization test",
+        }
+    }
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub enum Response {
+    /// A slice was parsed; `bytes` read so far.
+    Progress {
+        id: FileId,
+        bytes: u64,
+    },
     Loaded {
         id: FileId,
         name: String,
@@ -37,8 +82,19 @@ pub enum Response {
         name: String,
         error: String,
     },
-    Report(Report),
+    /// Queries scored so far in the evaluation `generation`.
+    EvalProgress {
+        generation: u32,
+        done: usize,
+        total: usize,
+    },
+    Report(Box<Report>),
     EvalFailed {
+        generation: u32,
+        error: String,
+    },
+    Topic(TopicView),
+    TopicFailed {
         error: String,
     },
 }
@@ -47,6 +103,12 @@ pub enum Response {
 pub enum FileKind {
     Qrels,
     Run,
+    /// Passage judgments with p(NO-RESPONSE) or utilities (`qid docno relevant p [model]`).
+    Utilities,
+    /// The UDCG reference JSON (examples with passages and per-model p(NO-RESPONSE)).
+    UdcgJson,
+    /// Context sets of the correlation study (JSON Lines).
+    ContextSets,
 }
 
 impl FileKind {
@@ -54,16 +116,31 @@ impl FileKind {
         match self {
             FileKind::Qrels => "qrels",
             FileKind::Run => "run",
+            FileKind::Utilities => "utilities",
+            FileKind::UdcgJson => "udcg-json",
+            FileKind::ContextSets => "contexts",
         }
     }
 }
 
-/// Runs × measures, with each measure's explanation for tooltips.
+/// Runs × measures, per query, with significance against a baseline.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
 pub struct Report {
+    pub generation: u32,
     pub qrels: String,
     pub measures: Vec<MeasureInfo>,
     pub runs: Vec<RunRow>,
+    /// Every topic scored for some run, in `strcmp` order.
+    pub topics: Vec<String>,
+    /// Index into `runs` of the baseline.
+    pub baseline: usize,
+    pub test: SigTest,
+    /// UDCG vs nDCG per query, when utilities (or a UDCG JSON file) are loaded.
+    pub udcg: Vec<UdcgSeries>,
+    /// The correlation study over loaded context sets.
+    pub study: Option<StudyTable>,
+    /// Why a RAG view is empty (e.g. "load a utilities file"), shown instead of a blank chart.
+    pub notes: Vec<String>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -76,8 +153,83 @@ pub struct MeasureInfo {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct RunRow {
+    pub id: FileId,
     pub name: String,
     pub num_queries: usize,
     /// One mean per measure, in `Report::measures` order.
     pub means: Vec<f64>,
+    /// `per_query[m][t]`: measure `m` on `Report::topics[t]`; NaN where the run was not scored.
+    pub per_query: Vec<Vec<f64>>,
+    /// Against the baseline, one per measure; `None` for the baseline itself or when untestable.
+    pub significance: Vec<Option<Significance>>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq)]
+pub struct Significance {
+    pub mean_difference: f64,
+    pub p_value: f64,
+    /// Holm-corrected over the runs compared with the baseline on this measure.
+    pub p_holm: f64,
+}
+
+/// One point per query: UDCG@k and nDCG@k of the same ranked list.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct UdcgSeries {
+    pub name: String,
+    pub k: usize,
+    pub points: Vec<UdcgPoint>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct UdcgPoint {
+    pub qid: String,
+    pub udcg: f64,
+    pub ndcg: f64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StudyTable {
+    pub file: String,
+    pub groups: Vec<StudyGroup>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StudyGroup {
+    pub dataset: String,
+    pub model: String,
+    pub k: usize,
+    pub questions: usize,
+    pub rows: Vec<StudyRow>,
+}
+
+/// Mean Spearman ρ over questions with its percentile-bootstrap 95% interval.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct StudyRow {
+    pub metric: String,
+    pub spearman: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub kendall: f64,
+    pub pearson: f64,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct TopicView {
+    pub run: String,
+    pub qid: String,
+    /// Number of relevant documents in the qrels for the topic.
+    pub num_rel: u64,
+    pub docs: Vec<RankedRow>,
+    /// Documents the run retrieved beyond those shown.
+    pub more: usize,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RankedRow {
+    pub rank: usize,
+    pub docno: String,
+    pub score: f64,
+    /// Relevance in the qrels; `None`: unjudged.
+    pub rel: Option<i32>,
+    pub utility: Option<f64>,
 }

@@ -1,6 +1,6 @@
 //! App state as a reducer: every change is an [`Action`], so state transitions are testable.
 
-use crate::protocol::{FileId, FileKind, Report, Response};
+use crate::protocol::{FileId, FileKind, Report, Response, SigTest, TopicView};
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -13,9 +13,15 @@ pub struct LoadedFile {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum FileStatus {
-    Reading,
-    Parsing,
-    Loaded { kind: FileKind, summary: String },
+    /// Slices are being read and parsed: `bytes` of `size` so far.
+    Reading {
+        bytes: u64,
+        size: u64,
+    },
+    Loaded {
+        kind: FileKind,
+        summary: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -24,14 +30,87 @@ pub struct ErrorNote {
     pub message: String,
 }
 
+/// The views of the results, one tab each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Tab {
+    #[default]
+    Scores,
+    PerQuery,
+    Distribution,
+    Topic,
+    Rag,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 5] = [
+        Tab::Scores,
+        Tab::PerQuery,
+        Tab::Distribution,
+        Tab::Topic,
+        Tab::Rag,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Tab::Scores => "Scores",
+            Tab::PerQuery => "Per query",
+            Tab::Distribution => "Distribution",
+            Tab::Topic => "Topic drill-down",
+            Tab::Rag => "RAG",
+        }
+    }
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            Tab::Scores => "scores",
+            Tab::PerQuery => "per-query",
+            Tab::Distribution => "distribution",
+            Tab::Topic => "topic",
+            Tab::Rag => "rag",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Theme {
+    /// Follows the system's light/dark setting.
+    #[default]
+    System,
+    Light,
+    Dark,
+}
+
+impl Theme {
+    pub fn next(self) -> Theme {
+        match self {
+            Theme::System => Theme::Light,
+            Theme::Light => Theme::Dark,
+            Theme::Dark => Theme::System,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Theme::System => "system",
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct AppState {
     pub files: Vec<LoadedFile>,
-    pub next_id: FileId,
     pub measures: Vec<String>,
-    pub report: Option<Report>,
-    pub evaluating: bool,
+    pub baseline: Option<FileId>,
+    pub test: SigTest,
+    /// The evaluation being waited for, with its progress (queries done, total).
+    pub awaiting: Option<(u32, usize, usize)>,
+    pub report: Option<Rc<Report>>,
     pub errors: Vec<ErrorNote>,
+    pub tab: Tab,
+    pub theme: Theme,
+    pub topic: Option<TopicView>,
     next_error: u32,
 }
 
@@ -43,63 +122,80 @@ impl AppState {
         }
     }
 
+    fn has(&self, kind: FileKind) -> bool {
+        self.files
+            .iter()
+            .any(|f| matches!(&f.status, FileStatus::Loaded { kind: k, .. } if *k == kind))
+    }
+
     pub fn has_qrels(&self) -> bool {
-        self.files.iter().any(|f| {
-            matches!(
-                f.status,
-                FileStatus::Loaded {
-                    kind: FileKind::Qrels,
-                    ..
-                }
-            )
-        })
+        self.has(FileKind::Qrels)
     }
 
     pub fn has_run(&self) -> bool {
-        self.files.iter().any(|f| {
-            matches!(
-                f.status,
-                FileStatus::Loaded {
-                    kind: FileKind::Run,
-                    ..
-                }
-            )
-        })
+        self.has(FileKind::Run)
     }
 
-    pub fn busy(&self) -> bool {
-        self.evaluating
-            || self
-                .files
-                .iter()
-                .any(|f| !matches!(f.status, FileStatus::Loaded { .. }))
+    pub fn loading(&self) -> bool {
+        self.files
+            .iter()
+            .any(|f| matches!(f.status, FileStatus::Reading { .. }))
+    }
+
+    pub fn evaluating(&self) -> bool {
+        self.awaiting.is_some()
+    }
+
+    /// Runs loaded, as (id, name), in load order.
+    pub fn runs(&self) -> Vec<(FileId, String)> {
+        self.files
+            .iter()
+            .filter(|f| {
+                matches!(
+                    f.status,
+                    FileStatus::Loaded {
+                        kind: FileKind::Run,
+                        ..
+                    }
+                )
+            })
+            .map(|f| (f.id, f.name.clone()))
+            .collect()
     }
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
-    /// A file was picked or dropped; its bytes are being read.
+    /// A file was picked, dropped or pasted; its slices are being read.
     FileAdded {
         id: FileId,
         name: String,
-    },
-    /// Its bytes were sent to the worker.
-    FileSent {
-        id: FileId,
+        size: u64,
     },
     /// Reading the file in the browser failed.
     FileReadFailed {
         id: FileId,
         error: String,
     },
+    /// The user stopped a load, or removed a file.
     RemoveFile {
         id: FileId,
     },
-    EvaluationStarted,
+    SetMeasures(Vec<String>),
+    SetBaseline(Option<FileId>),
+    SetTest(SigTest),
+    EvaluationStarted {
+        generation: u32,
+    },
+    CancelEvaluation,
     Worker(Response),
     DismissError {
         id: u32,
     },
+    SetTab(Tab),
+    CycleTheme,
+    /// Forget every file and result.
+    Clear,
 }
 
 impl Reducible for AppState {
@@ -108,39 +204,47 @@ impl Reducible for AppState {
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut s = (*self).clone();
         match action {
-            Action::FileAdded { id, name } => {
-                s.next_id = s.next_id.max(id + 1);
-                s.files.push(LoadedFile {
-                    id,
-                    name,
-                    status: FileStatus::Reading,
-                });
-            }
-            Action::FileSent { id } => {
-                if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
-                    f.status = FileStatus::Parsing;
-                }
-            }
+            Action::FileAdded { id, name, size } => s.files.push(LoadedFile {
+                id,
+                name,
+                status: FileStatus::Reading { bytes: 0, size },
+            }),
             Action::FileReadFailed { id, error } => {
                 s.files.retain(|f| f.id != id);
                 s.push_error(error);
             }
-            Action::RemoveFile { id } => s.files.retain(|f| f.id != id),
-            Action::EvaluationStarted => s.evaluating = true,
+            Action::RemoveFile { id } => {
+                s.files.retain(|f| f.id != id);
+                if s.baseline == Some(id) {
+                    s.baseline = None;
+                }
+                if !s.has_run() || (!s.has_qrels() && s.runs().is_empty()) {
+                    s.report = None;
+                }
+            }
+            Action::SetMeasures(m) => s.measures = m,
+            Action::SetBaseline(b) => s.baseline = b,
+            Action::SetTest(t) => s.test = t,
+            Action::EvaluationStarted { generation } => s.awaiting = Some((generation, 0, 0)),
+            Action::CancelEvaluation => s.awaiting = None,
+            Action::Worker(Response::Progress { id, bytes }) => {
+                if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
+                    if let FileStatus::Reading { bytes: b, .. } = &mut f.status {
+                        *b = bytes;
+                    }
+                }
+            }
             Action::Worker(Response::Loaded {
                 id, kind, summary, ..
             }) => {
-                // A second qrels file replaces the first, as it does in the worker.
-                if kind == FileKind::Qrels {
+                // A second qrels (utilities, contexts) file replaces the first, as in the worker.
+                if matches!(
+                    kind,
+                    FileKind::Qrels | FileKind::Utilities | FileKind::ContextSets
+                ) {
                     s.files.retain(|f| {
                         f.id == id
-                            || !matches!(
-                                f.status,
-                                FileStatus::Loaded {
-                                    kind: FileKind::Qrels,
-                                    ..
-                                }
-                            )
+                            || !matches!(&f.status, FileStatus::Loaded { kind: k, .. } if *k == kind)
                     });
                 }
                 if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
@@ -151,16 +255,44 @@ impl Reducible for AppState {
                 s.files.retain(|f| f.id != id);
                 s.push_error(error);
             }
-            Action::Worker(Response::Report(report)) => {
-                s.evaluating = false;
-                s.report = Some(report);
+            Action::Worker(Response::EvalProgress {
+                generation,
+                done,
+                total,
+            }) => {
+                if matches!(s.awaiting, Some((g, _, _)) if g == generation) {
+                    s.awaiting = Some((generation, done, total));
+                }
             }
-            Action::Worker(Response::EvalFailed { error }) => {
-                s.evaluating = false;
-                s.report = None;
+            Action::Worker(Response::Report(report)) => {
+                if matches!(s.awaiting, Some((g, _, _)) if g == report.generation) {
+                    s.awaiting = None;
+                    s.report = Some(Rc::new(*report));
+                }
+            }
+            Action::Worker(Response::EvalFailed { generation, error }) => {
+                if matches!(s.awaiting, Some((g, _, _)) if g == generation) {
+                    s.awaiting = None;
+                    s.push_error(error);
+                }
+            }
+            Action::Worker(Response::Topic(view)) => s.topic = Some(view),
+            Action::Worker(Response::TopicFailed { error }) => {
+                s.topic = None;
                 s.push_error(error);
             }
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),
+            Action::SetTab(t) => s.tab = t,
+            Action::CycleTheme => s.theme = s.theme.next(),
+            Action::Clear => {
+                s = AppState {
+                    measures: s.measures,
+                    theme: s.theme,
+                    test: s.test,
+                    next_error: s.next_error,
+                    ..AppState::default()
+                }
+            }
         }
         Rc::new(s)
     }
@@ -184,32 +316,35 @@ mod tests {
         (*Rc::new(s).reduce(a)).clone()
     }
 
+    fn added(id: u32) -> Action {
+        Action::FileAdded {
+            id,
+            name: format!("f{id}"),
+            size: 10,
+        }
+    }
+
+    fn loaded(id: u32, kind: FileKind) -> Action {
+        Action::Worker(Response::Loaded {
+            id,
+            name: format!("f{id}"),
+            kind,
+            summary: String::new(),
+        })
+    }
+
     #[test]
     fn a_failed_load_keeps_what_was_loaded_and_reports_the_error() {
         let mut s = AppState::new(vec!["MAP".into()]);
-        s = reduce(
-            s,
-            Action::FileAdded {
-                id: 0,
-                name: "q".into(),
-            },
+        s = reduce(s, added(0));
+        s = reduce(s, loaded(0, FileKind::Qrels));
+        s = reduce(s, added(1));
+        s = reduce(s, Action::Worker(Response::Progress { id: 1, bytes: 4 }));
+        assert_eq!(
+            s.files[1].status,
+            FileStatus::Reading { bytes: 4, size: 10 }
         );
-        s = reduce(
-            s,
-            Action::Worker(Response::Loaded {
-                id: 0,
-                name: "q".into(),
-                kind: FileKind::Qrels,
-                summary: "3 topics".into(),
-            }),
-        );
-        s = reduce(
-            s,
-            Action::FileAdded {
-                id: 1,
-                name: "bad".into(),
-            },
-        );
+        assert!(s.loading());
         s = reduce(
             s,
             Action::Worker(Response::LoadFailed {
@@ -220,7 +355,7 @@ mod tests {
         );
         assert_eq!(s.files.len(), 1);
         assert!(s.has_qrels());
-        assert_eq!(s.errors.len(), 1);
+        assert!(!s.loading());
         assert_eq!(s.errors[0].message, "bad:3: x");
         let id = s.errors[0].id;
         s = reduce(s, Action::DismissError { id });
@@ -228,28 +363,54 @@ mod tests {
     }
 
     #[test]
-    fn a_second_qrels_file_replaces_the_first() {
+    fn a_second_qrels_file_replaces_the_first_but_runs_accumulate() {
         let mut s = AppState::default();
         for id in 0..2 {
-            s = reduce(
-                s,
-                Action::FileAdded {
-                    id,
-                    name: format!("q{id}"),
-                },
-            );
-            s = reduce(
-                s,
-                Action::Worker(Response::Loaded {
-                    id,
-                    name: format!("q{id}"),
-                    kind: FileKind::Qrels,
-                    summary: String::new(),
-                }),
-            );
+            s = reduce(s, added(id));
+            s = reduce(s, loaded(id, FileKind::Qrels));
         }
-        assert_eq!(s.files.len(), 1);
-        assert_eq!(s.files[0].id, 1);
-        assert_eq!(s.next_id, 2);
+        for id in 2..4 {
+            s = reduce(s, added(id));
+            s = reduce(s, loaded(id, FileKind::Run));
+        }
+        assert_eq!(
+            s.files.iter().map(|f| f.id).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
+        assert_eq!(s.runs().len(), 2);
+    }
+
+    #[test]
+    fn a_cancelled_evaluation_ignores_its_late_report() {
+        let mut s = AppState::default();
+        s = reduce(s, Action::EvaluationStarted { generation: 1 });
+        s = reduce(
+            s,
+            Action::Worker(Response::EvalProgress {
+                generation: 1,
+                done: 5,
+                total: 10,
+            }),
+        );
+        assert_eq!(s.awaiting, Some((1, 5, 10)));
+        s = reduce(s, Action::CancelEvaluation);
+        let report = Report {
+            generation: 1,
+            ..Report::default()
+        };
+        s = reduce(
+            s,
+            Action::Worker(Response::Report(Box::new(report.clone()))),
+        );
+        assert!(s.report.is_none());
+        s = reduce(s, Action::EvaluationStarted { generation: 2 });
+        s = reduce(
+            s,
+            Action::Worker(Response::Report(Box::new(Report {
+                generation: 2,
+                ..report
+            }))),
+        );
+        assert!(s.report.is_some() && s.awaiting.is_none());
     }
 }

@@ -35,7 +35,7 @@ async function tableValues(page) {
     row.dataset.run,
     Object.fromEntries([...row.querySelectorAll('td[data-trec]')]
       .filter((td) => td.dataset.trec)
-      .map((td) => [td.dataset.trec, td.textContent.trim()])),
+      .map((td) => [td.dataset.trec, td.querySelector('.v').textContent.trim()])),
   ])));
 }
 
@@ -68,7 +68,7 @@ test('the bundled demo is preloaded and evaluated', async () => {
   const { page, errors } = await openApp('');
   await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
   const kinds = await page.$$eval('.file', (li) => li.map((l) => `${l.dataset.file}:${l.dataset.kind}`));
-  assert.deepEqual(kinds.sort(), ['qrels.test:qrels', 'results.test:run']);
+  assert.deepEqual(kinds.sort(), ['qrels.test:qrels', 'results.test:run', 'results.trunc:run']);
   assert.deepEqual(errors, []);
   await screenshot(page, 'desktop-demo');
   await page.close();

@@ -1,21 +1,35 @@
 //! The top-level component: owns the state reducer and the bridge to the evaluation worker.
 
+use super::controls::Controls;
+use super::distribution::DistributionView;
 use super::drop_zone::DropZone;
 use super::error_panel::ErrorPanel;
 use super::file_list::FileList;
+use super::per_query::PerQueryView;
+use super::progress::ProgressPanel;
+use super::rag::RagView;
 use super::results_table::ResultsTable;
+use super::tabs::Tabs;
+use super::topic::TopicDrill;
 use crate::agent::EvalReactor;
-use crate::protocol::Request;
-use crate::ui::state::{Action, AppState, FileStatus};
+use crate::protocol::{EvalRequest, FileId, Request, Response, SLICE_BYTES};
+use crate::ui::state::{Action, AppState, FileStatus, Tab, Theme};
+use futures::channel::mpsc;
+use futures::StreamExt;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use yew::platform::spawn_local;
 use yew::prelude::*;
-use yew_agent::reactor::{use_reactor_bridge, ReactorEvent, ReactorProvider};
+use yew_agent::reactor::{
+    use_reactor_bridge, ReactorEvent, ReactorProvider, UseReactorBridgeHandle,
+};
 
 /// The measures shown before the user picks any.
-pub const DEFAULT_MEASURES: &[&str] = &["MAP", "MRR", "nDCG@10", "P@10", "R@100", "bpref", "Rprec"];
+pub const DEFAULT_MEASURES: &[&str] = ragscope_eval::DEFAULT_MEASURES;
 
 /// The demo loaded at start (files served from the app's own origin), unless the URL says `?demo=0`.
-const DEMO_FILES: &[&str] = &["demo/qrels.test", "demo/results.test"];
+const DEMO_FILES: &[&str] = &["demo/qrels.test", "demo/results.test", "demo/results.trunc"];
 
 #[function_component(App)]
 pub fn app() -> Html {
@@ -27,25 +41,71 @@ pub fn app() -> Html {
     }
 }
 
+/// Per file being loaded: the channel on which the worker's acknowledgements arrive.
+type Acks = Rc<RefCell<HashMap<FileId, mpsc::UnboundedSender<()>>>>;
+
+/// Where a file's bytes come from: the user's disk, the clipboard or the app's own origin.
+#[derive(Clone)]
+pub enum FileSource {
+    File(web_sys::File),
+    Text(String, String),
+    Url(String),
+}
+
+impl FileSource {
+    fn name(&self) -> String {
+        match self {
+            FileSource::File(f) => f.name(),
+            FileSource::Text(name, _) => name.clone(),
+            FileSource::Url(u) => u.rsplit('/').next().unwrap_or(u).to_string(),
+        }
+    }
+
+    fn size(&self) -> u64 {
+        match self {
+            FileSource::File(f) => f.size() as u64,
+            FileSource::Text(_, t) => t.len() as u64,
+            FileSource::Url(_) => 0,
+        }
+    }
+}
+
 #[function_component(Main)]
 fn main_view() -> Html {
     let state =
         use_reducer(|| AppState::new(DEFAULT_MEASURES.iter().map(|m| m.to_string()).collect()));
     let next_id = use_mut_ref(|| 0u32);
+    let generation = use_mut_ref(|| 0u32);
+    let acks: Acks = (*use_memo((), |_| Acks::default())).clone();
+    let cancelled: Rc<RefCell<HashSet<FileId>>> =
+        (*use_memo((), |_| Rc::new(RefCell::new(HashSet::new())))).clone();
 
     let bridge = {
         let dispatch = state.dispatcher();
+        let acks = acks.clone();
         use_reactor_bridge::<EvalReactor, _>(move |event| {
             if let ReactorEvent::Output(response) = event {
+                match &response {
+                    Response::Progress { id, .. } => {
+                        if let Some(tx) = acks.borrow().get(id) {
+                            let _ = tx.unbounded_send(());
+                        }
+                    }
+                    Response::Loaded { id, .. } | Response::LoadFailed { id, .. } => {
+                        acks.borrow_mut().remove(id);
+                    }
+                    _ => {}
+                }
                 dispatch.dispatch(Action::Worker(response));
             }
         })
     };
 
-    // Reads a file's bytes off the UI thread's event loop and hands them to the worker.
     let add_file = {
         let bridge = bridge.clone();
         let dispatch = state.dispatcher();
+        let acks = acks.clone();
+        let cancelled = cancelled.clone();
         Callback::from(move |source: FileSource| {
             let id = {
                 let mut n = next_id.borrow_mut();
@@ -56,16 +116,19 @@ fn main_view() -> Html {
             dispatch.dispatch(Action::FileAdded {
                 id,
                 name: name.clone(),
+                size: source.size(),
             });
-            let bridge = bridge.clone();
-            let dispatch = dispatch.clone();
+            let (bridge, dispatch, acks, cancelled) = (
+                bridge.clone(),
+                dispatch.clone(),
+                acks.clone(),
+                cancelled.clone(),
+            );
             spawn_local(async move {
-                match source.read().await {
-                    Ok(bytes) => {
-                        bridge.send(Request::Load { id, name, bytes });
-                        dispatch.dispatch(Action::FileSent { id });
-                    }
-                    Err(error) => dispatch.dispatch(Action::FileReadFailed { id, error }),
+                if let Err(error) = stream(source, id, name, &bridge, &acks, &cancelled).await {
+                    acks.borrow_mut().remove(&id);
+                    bridge.send(Request::Cancel { id });
+                    dispatch.dispatch(Action::FileReadFailed { id, error });
                 }
             });
         })
@@ -88,7 +151,17 @@ fn main_view() -> Html {
         });
     }
 
-    // Re-evaluate whenever the set of loaded files changes and nothing is in flight.
+    // The theme lives on <html data-theme> so the CSS variables switch in one place.
+    use_effect_with(state.theme, |theme| {
+        if let Some(root) = gloo::utils::document().document_element() {
+            let _ = match theme {
+                Theme::System => root.remove_attribute("data-theme"),
+                t => root.set_attribute("data-theme", t.label()),
+            };
+        }
+    });
+
+    // Re-evaluate whenever the loaded files or the choices change and nothing is loading.
     {
         let loaded: Vec<u32> = state
             .files
@@ -96,16 +169,29 @@ fn main_view() -> Html {
             .filter(|f| matches!(f.status, FileStatus::Loaded { .. }))
             .map(|f| f.id)
             .collect();
-        let ready = state.has_qrels() && state.has_run() && !state.busy();
-        let measures = state.measures.clone();
+        let ready = !loaded.is_empty() && !state.loading();
+        let request = (state.measures.clone(), state.baseline, state.test);
         let bridge = bridge.clone();
         let dispatch = state.dispatcher();
-        use_effect_with((loaded, ready), move |(_, ready)| {
-            if *ready {
-                dispatch.dispatch(Action::EvaluationStarted);
-                bridge.send(Request::Evaluate { measures });
-            }
-        });
+        use_effect_with(
+            (loaded, ready, request),
+            move |(_, ready, (measures, baseline, test))| {
+                if *ready {
+                    let g = {
+                        let mut g = generation.borrow_mut();
+                        *g += 1;
+                        *g
+                    };
+                    dispatch.dispatch(Action::EvaluationStarted { generation: g });
+                    bridge.send(Request::Evaluate(EvalRequest {
+                        measures: measures.clone(),
+                        baseline: *baseline,
+                        test: *test,
+                        generation: g,
+                    }));
+                }
+            },
+        );
     }
 
     let on_files = {
@@ -116,74 +202,196 @@ fn main_view() -> Html {
             }
         })
     };
+    let on_paste = {
+        let add_file = add_file.clone();
+        let count = use_mut_ref(|| 0u32);
+        Callback::from(move |text: String| {
+            *count.borrow_mut() += 1;
+            add_file.emit(FileSource::Text(
+                format!("pasted-{}.txt", count.borrow()),
+                text,
+            ));
+        })
+    };
     let on_remove = {
         let dispatch = state.dispatcher();
         let bridge = bridge.clone();
+        let cancelled = cancelled.clone();
+        let acks = acks.clone();
         Callback::from(move |id: u32| {
+            cancelled.borrow_mut().insert(id);
+            // Closing the acknowledgement channel stops a load in flight.
+            acks.borrow_mut().remove(&id);
             bridge.send(Request::Remove { id });
             dispatch.dispatch(Action::RemoveFile { id });
         })
+    };
+    let on_cancel_eval = {
+        let dispatch = state.dispatcher();
+        Callback::from(move |_| dispatch.dispatch(Action::CancelEvaluation))
     };
     let on_dismiss = {
         let dispatch = state.dispatcher();
         Callback::from(move |id: u32| dispatch.dispatch(Action::DismissError { id }))
     };
+    let on_forget = {
+        let dispatch = state.dispatcher();
+        let bridge = bridge.clone();
+        let cancelled = cancelled.clone();
+        let files: Vec<FileId> = state.files.iter().map(|f| f.id).collect();
+        let acks = acks.clone();
+        Callback::from(move |_| {
+            cancelled.borrow_mut().extend(files.iter().copied());
+            acks.borrow_mut().clear();
+            bridge.send(Request::Clear);
+            dispatch.dispatch(Action::Clear);
+        })
+    };
+    let on_theme = {
+        let dispatch = state.dispatcher();
+        Callback::from(move |_| dispatch.dispatch(Action::CycleTheme))
+    };
+    let on_tab = {
+        let dispatch = state.dispatcher();
+        Callback::from(move |t: Tab| dispatch.dispatch(Action::SetTab(t)))
+    };
+    let on_topic = {
+        let bridge = bridge.clone();
+        Callback::from(move |(run, qid): (FileId, String)| bridge.send(Request::Topic { run, qid }))
+    };
+
+    let dispatch = state.dispatcher();
+    let report = state.report.clone();
+    let body = match (&report, state.tab) {
+        (None, _) => html! {
+            <p class="placeholder" aria-live="polite">{
+                if state.evaluating() { "Evaluating…" }
+                else { "Load a qrels file and one or more runs (or a RAG file) to see their scores." }
+            }</p>
+        },
+        (Some(r), Tab::Scores) => html! { <ResultsTable report={r.clone()} /> },
+        (Some(r), Tab::PerQuery) => html! { <PerQueryView report={r.clone()} /> },
+        (Some(r), Tab::Distribution) => html! { <DistributionView report={r.clone()} /> },
+        (Some(r), Tab::Topic) => html! {
+            <TopicDrill report={r.clone()} view={state.topic.clone()} on_request={on_topic} />
+        },
+        (Some(r), Tab::Rag) => html! { <RagView report={r.clone()} /> },
+    };
 
     html! {
         <div class="page">
             <header class="masthead">
-                <h1>{ "ragscope" }</h1>
-                <p class="tagline">
-                    { "Evaluate retrieval runs in your browser. Your files never leave this machine." }
-                </p>
+                <div class="brand">
+                    <h1>{ "ragscope" }</h1>
+                    <p class="tagline">
+                        { "Evaluate retrieval and RAG runs in your browser. Your files never leave this machine." }
+                    </p>
+                </div>
+                <div class="masthead-actions">
+                    <button class="ghost" onclick={on_theme}
+                        aria-label={format!("Theme: {}. Switch theme", state.theme.label())}>
+                        { format!("◐ {}", state.theme.label()) }
+                    </button>
+                    <button class="ghost danger" id="forget" onclick={on_forget}
+                        title="Drop every loaded file and result from this tab (nothing is stored elsewhere)">
+                        { "Forget everything" }
+                    </button>
+                </div>
             </header>
             <main>
                 <ErrorPanel errors={state.errors.clone()} on_dismiss={on_dismiss} />
-                <DropZone on_files={on_files} />
+                <DropZone on_files={on_files} on_paste={on_paste} />
+                <ProgressPanel files={state.files.clone()} evaluation={state.awaiting}
+                    on_cancel_file={on_remove.clone()} on_cancel_eval={on_cancel_eval} />
                 <FileList files={state.files.clone()} on_remove={on_remove} />
-                <ResultsTable report={state.report.clone()} evaluating={state.evaluating} />
+                <Controls measures={state.measures.clone()} runs={state.runs()}
+                    baseline={state.baseline} test={state.test}
+                    on_measures={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetMeasures(v))) }}
+                    on_baseline={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetBaseline(v))) }}
+                    on_test={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetTest(v))) }} />
+                <Tabs current={state.tab} on_select={on_tab} />
+                <section id={format!("panel-{}", state.tab.slug())} role="tabpanel"
+                    aria-labelledby={format!("tab-{}", state.tab.slug())}
+                    class="tab-panel" aria-busy={state.evaluating().to_string()}>
+                    { body }
+                </section>
             </main>
+            <footer class="footer">
+                { "Private by construction: no uploads, no analytics, no external fonts or scripts. Works offline after the first visit." }
+            </footer>
         </div>
     }
 }
 
-/// Where a file's bytes come from: the user's disk or the app's own origin (the demo).
-#[derive(Clone)]
-pub enum FileSource {
-    File(web_sys::File),
-    Url(String),
-}
-
-impl FileSource {
-    fn name(&self) -> String {
-        match self {
-            FileSource::File(f) => f.name(),
-            FileSource::Url(u) => u.rsplit('/').next().unwrap_or(u).to_string(),
-        }
-    }
-
-    async fn read(self) -> Result<Vec<u8>, String> {
-        match self {
-            FileSource::File(f) => {
-                let name = f.name();
-                gloo::file::futures::read_as_bytes(&gloo::file::File::from(f))
-                    .await
-                    .map_err(|e| format!("{name}: could not be read: {e}"))
-            }
-            FileSource::Url(url) => {
-                let fail = |e: gloo::net::Error| format!("{url}: could not be fetched: {e}");
-                let response = gloo::net::http::Request::get(&url)
-                    .send()
-                    .await
-                    .map_err(fail)?;
-                if !response.ok() {
-                    return Err(format!(
-                        "{url}: could not be fetched: HTTP {}",
-                        response.status()
-                    ));
+/// Sends a file to the worker one slice at a time, waiting for each slice to be parsed before
+/// reading the next, so neither side ever holds the whole file.
+async fn stream(
+    source: FileSource,
+    id: FileId,
+    name: String,
+    bridge: &UseReactorBridgeHandle<EvalReactor>,
+    acks: &Acks,
+    cancelled: &Rc<RefCell<HashSet<FileId>>>,
+) -> Result<(), String> {
+    let (tx, mut rx) = mpsc::unbounded();
+    acks.borrow_mut().insert(id, tx);
+    let size = source.size();
+    bridge.send(Request::LoadStart {
+        id,
+        name: name.clone(),
+        size,
+    });
+    let send = |bytes: Vec<u8>| bridge.send(Request::LoadChunk { id, bytes });
+    match source {
+        FileSource::File(file) => {
+            let mut offset = 0u64;
+            while offset < size {
+                if cancelled.borrow().contains(&id) {
+                    return Ok(());
                 }
-                response.binary().await.map_err(fail)
+                let end = (offset + SLICE_BYTES).min(size);
+                let blob = file
+                    .slice_with_f64_and_f64(offset as f64, end as f64)
+                    .map_err(|_| format!("{name}: could not be read (slice {offset}..{end})"))?;
+                let bytes = gloo::file::futures::read_as_bytes(&gloo::file::Blob::from(blob))
+                    .await
+                    .map_err(|e| format!("{name}: could not be read: {e}"))?;
+                send(bytes);
+                // The worker answers each slice; a closed channel means it failed or was removed.
+                if rx.next().await.is_none() {
+                    return Ok(());
+                }
+                offset = end;
+            }
+        }
+        FileSource::Text(_, text) => {
+            for chunk in text.into_bytes().chunks(SLICE_BYTES as usize) {
+                send(chunk.to_vec());
+                if rx.next().await.is_none() {
+                    return Ok(());
+                }
+            }
+        }
+        FileSource::Url(url) => {
+            let fail = |e: gloo::net::Error| format!("{url}: could not be fetched: {e}");
+            let response = gloo::net::http::Request::get(&url)
+                .send()
+                .await
+                .map_err(fail)?;
+            if !response.ok() {
+                return Err(format!(
+                    "{url}: could not be fetched: HTTP {}",
+                    response.status()
+                ));
+            }
+            send(response.binary().await.map_err(fail)?);
+            if rx.next().await.is_none() {
+                return Ok(());
             }
         }
     }
+    if !cancelled.borrow().contains(&id) {
+        bridge.send(Request::LoadEnd { id });
+    }
+    Ok(())
 }

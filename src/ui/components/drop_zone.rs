@@ -1,12 +1,14 @@
-//! Where files come in: a file picker and a drag-and-drop target.
+//! Where files come in: a file picker, drag-and-drop, and paste (files or text).
 
 use wasm_bindgen::JsCast;
-use web_sys::{DragEvent, FileList, HtmlInputElement};
+use web_sys::{ClipboardEvent, DragEvent, FileList, HtmlInputElement};
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub on_files: Callback<Vec<web_sys::File>>,
+    /// Pasted text, loaded as a file of its own.
+    pub on_paste: Callback<String>,
 }
 
 fn files_of(list: Option<FileList>) -> Vec<web_sys::File> {
@@ -51,6 +53,28 @@ pub fn drop_zone(props: &Props) -> Html {
         let hovering = hovering.clone();
         Callback::from(move |_: DragEvent| hovering.set(false))
     };
+    // Paste anywhere in the drop zone (it is focusable): files first, else the text.
+    let on_paste = {
+        let on_files = props.on_files.clone();
+        let on_text = props.on_paste.clone();
+        Callback::from(move |e: Event| {
+            let Ok(e) = e.dyn_into::<ClipboardEvent>() else {
+                return;
+            };
+            let Some(data) = e.clipboard_data() else {
+                return;
+            };
+            e.prevent_default();
+            let files = files_of(data.files());
+            if !files.is_empty() {
+                on_files.emit(files);
+            } else if let Ok(text) = data.get_data("text/plain") {
+                if !text.trim().is_empty() {
+                    on_text.emit(text);
+                }
+            }
+        })
+    };
 
     html! {
         <section
@@ -58,15 +82,17 @@ pub fn drop_zone(props: &Props) -> Html {
             ondrop={on_drop}
             ondragover={on_drag_over}
             ondragleave={on_drag_leave}
-            aria-label="Load files"
+            onpaste={on_paste}
+            tabindex="0"
+            aria-label="Load files: drop them here, choose them, or paste their text"
         >
-            <p>{ "Drop TREC runs and a qrels file here, or " }
-                <label class="button">
-                    { "choose files" }
-                    <input id="file-input" type="file" multiple=true onchange={on_change} />
-                </label>
+            <p class="drop-title">{ "Drop runs, qrels and RAG files here, or " }
+                <label class="button" for="file-input">{ "choose files" }</label>
+                <input id="file-input" class="visually-hidden" type="file" multiple=true onchange={on_change} />
             </p>
-            <p class="hint">{ "Formats are detected from the content. Nothing is uploaded anywhere." }</p>
+            <p class="hint">
+                { "…or click here and paste (Ctrl/⌘+V). TREC runs, qrels, utilities TSV, UDCG JSON and context-set JSONL are detected from their content. Nothing is uploaded." }
+            </p>
         </section>
     }
 }

@@ -11,26 +11,28 @@ pub struct Props {
 
 #[function_component(FileList)]
 pub fn file_list(props: &Props) -> Html {
-    if props.files.is_empty() {
+    let loaded: Vec<&LoadedFile> = props
+        .files
+        .iter()
+        .filter(|f| matches!(f.status, FileStatus::Loaded { .. }))
+        .collect();
+    if loaded.is_empty() {
         return html! {};
     }
     html! {
         <ul class="file-list" aria-label="Loaded files">
-            { for props.files.iter().map(|f| {
+            { for loaded.iter().map(|f| {
                 let id = f.id;
                 let on_remove = props.on_remove.clone();
-                let (badge, detail) = match &f.status {
-                    FileStatus::Reading => ("reading".to_string(), String::new()),
-                    FileStatus::Parsing => ("parsing".to_string(), String::new()),
-                    FileStatus::Loaded { kind, summary } => (kind.label().to_string(), summary.clone()),
-                };
+                let FileStatus::Loaded { kind, summary } = &f.status else { return html! {} };
+                let badge = kind.label();
                 html! {
-                    <li key={id} class="file" data-file={f.name.clone()} data-kind={badge.clone()}>
-                        <span class={classes!("badge", badge.clone())}>{ badge }</span>
+                    <li key={id} class="file" data-file={f.name.clone()} data-kind={badge}>
+                        <span class={classes!("badge", badge)}>{ badge }</span>
                         <span class="file-name">{ &f.name }</span>
-                        <span class="file-detail">{ detail }</span>
+                        <span class="file-detail">{ summary }</span>
                         <button class="remove" aria-label={format!("Remove {}", f.name)}
-                            onclick={Callback::from(move |_| on_remove.emit(id))}>{ "remove" }</button>
+                            onclick={Callback::from(move |_| on_remove.emit(id))}>{ "Remove" }</button>
                     </li>
                 }
             }) }

@@ -1,5 +1,13 @@
 pub mod app;
+pub mod charts;
+pub mod controls;
+pub mod distribution;
 pub mod drop_zone;
 pub mod error_panel;
 pub mod file_list;
+pub mod per_query;
+pub mod progress;
+pub mod rag;
 pub mod results_table;
+pub mod tabs;
+pub mod topic;

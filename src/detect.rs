@@ -1,0 +1,166 @@
+//! Telling file formats apart by their content (names lie: `run.txt`, `qrels`, `data.json`).
+
+use crate::protocol::FileKind;
+
+/// Bytes looked at before deciding; a slice of a big file is always at least this long.
+pub const DETECT_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detected {
+    Known(FileKind),
+    /// A format people use that the app recognises but cannot read yet.
+    Unsupported(&'static str),
+    Unknown,
+}
+
+pub fn detect_kind(bytes: &[u8]) -> Detected {
+    let head = &bytes[..bytes.len().min(DETECT_BYTES)];
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches('\u{feff}').trim_start();
+    match text.chars().next() {
+        None => Detected::Unknown,
+        Some('[') => detect_json_array(text),
+        Some('{') => detect_json_lines(text),
+        Some(_) => detect_columns(text),
+    }
+}
+
+fn detect_json_array(text: &str) -> Detected {
+    if text.contains("\"passages\"") {
+        Detected::Known(FileKind::UdcgJson)
+    } else {
+        detect_json_lines(text)
+    }
+}
+
+/// JSON Lines: recognised by the keys of the first record.
+fn detect_json_lines(text: &str) -> Detected {
+    let first = text.lines().next().unwrap_or("");
+    let has = |key: &str| first.contains(&format!("\"{key}\""));
+    if has("contexts") {
+        Detected::Known(FileKind::ContextSets)
+    } else if has("nuggets") {
+        Detected::Unsupported("a nugget file (nuggetizer)")
+    } else if has("answer") && (has("topic_id") || has("run_id") || has("references")) {
+        Detected::Unsupported("TREC RAG answers (JSON Lines)")
+    } else if has("candidates") && has("query") {
+        Detected::Unsupported("a TREC RAG retrieval pool (JSON Lines)")
+    } else {
+        Detected::Unknown
+    }
+}
+
+/// Whitespace columns (run, qrels, utilities) or RAGElo's CSV files.
+fn detect_columns(text: &str) -> Detected {
+    let mut lines = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let Some(first) = lines.next() else {
+        return Detected::Unknown;
+    };
+    let header: Vec<&str> = first.split(',').map(str::trim).collect();
+    if header.len() >= 2 && header[0].ends_with("id") {
+        let ragelo = [["qid", "query"], ["qid", "did"], ["qid", "agent"]];
+        if ragelo.iter().any(|h| header[..2] == h[..]) || header.contains(&"answer") {
+            return Detected::Unsupported("a RAGElo CSV file");
+        }
+    }
+    let fields: Vec<&str> = first.split_whitespace().collect();
+    if fields.first() == Some(&"qid") {
+        return if fields.len() <= 5 {
+            Detected::Known(FileKind::Utilities)
+        } else {
+            Detected::Unknown
+        };
+    }
+    match fields.len() {
+        3 if fields[2].parse::<f64>().is_ok() => Detected::Known(FileKind::Utilities),
+        5 if fields[3].parse::<f64>().is_ok() => Detected::Known(FileKind::Utilities),
+        n if n >= 6 => Detected::Known(FileKind::Run),
+        4 => {
+            // qrels `qid iter docno rel` vs utilities `qid docno relevant p`: a utilities
+            // file has a fractional 4th column or a boolean 3rd one somewhere.
+            let utilities = std::iter::once(first).chain(lines.take(500)).any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() == 4
+                    && (f[3].contains(['.', 'e', 'E'])
+                        || matches!(f[2], "true" | "false" | "True" | "False"))
+            });
+            Detected::Known(if utilities {
+                FileKind::Utilities
+            } else {
+                FileKind::Qrels
+            })
+        }
+        _ => Detected::Unknown,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shared(path: &str) -> Vec<u8> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/");
+        std::fs::read(format!("{root}{path}")).unwrap_or_else(|e| panic!("{path}: {e}"))
+    }
+
+    #[test]
+    fn every_anchor_format_is_recognised() {
+        use Detected::*;
+        let cases = [
+            ("trec_eval/qrels.test", Known(FileKind::Qrels)),
+            ("trec_eval/qrels.test.with-comments", Known(FileKind::Qrels)),
+            ("trec_eval/qrels.rel_level", Known(FileKind::Qrels)),
+            ("trec_eval/results.test", Known(FileKind::Run)),
+            ("trec_eval/results.comment.test", Known(FileKind::Run)),
+            ("udcg/sample_dataset.json", Known(FileKind::UdcgJson)),
+            ("udcg/dataset_with_scores.json", Known(FileKind::UdcgJson)),
+        ];
+        for (path, want) in cases {
+            assert_eq!(detect_kind(&shared(path)), want, "{path}");
+        }
+        for path in [
+            "nuggetizer/nuggets.jsonl",
+            "nuggetizer/demo-run.jsonl",
+            "nuggetizer/assignments.jsonl",
+            "nuggetizer/pool.jsonl",
+            "ragelo/tests_data/answers.csv",
+            "ragelo/tests_data/documents.csv",
+            "ragelo/notebooks/queries.csv",
+        ] {
+            assert!(
+                matches!(detect_kind(&shared(path)), Unsupported(_)),
+                "{path}: {:?}",
+                detect_kind(&shared(path))
+            );
+        }
+    }
+
+    #[test]
+    fn utilities_are_told_from_qrels() {
+        assert_eq!(
+            detect_kind(b"q1 d1 1 0.25\nq1 d2 0 1\n"),
+            Detected::Known(FileKind::Utilities)
+        );
+        assert_eq!(
+            detect_kind(b"q1 d1 0.5\n"),
+            Detected::Known(FileKind::Utilities)
+        );
+        assert_eq!(
+            detect_kind(b"qid docno relevant no_res_prob\nq1 d1 1 0\n"),
+            Detected::Known(FileKind::Utilities)
+        );
+        assert_eq!(
+            detect_kind(b"q1 0 d1 1\nq1 0 d2 0\n"),
+            Detected::Known(FileKind::Qrels)
+        );
+        assert_eq!(
+            detect_kind(b"{\"qid\": \"q1\", \"contexts\": []}\n"),
+            Detected::Known(FileKind::ContextSets)
+        );
+        assert_eq!(detect_kind(b"just some text\n"), Detected::Unknown);
+        assert_eq!(detect_kind(b""), Detected::Unknown);
+    }
+}
