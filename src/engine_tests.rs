@@ -253,3 +253,14 @@ fn the_topic_view_ranks_like_trec_eval_and_shows_relevance() {
         .unwrap();
     assert_eq!(rel_in_top10 as f64 / 10.0, report.runs[0].per_query[p10][0]);
 }
+
+#[test]
+fn every_measure_offered_in_the_picker_parses_and_is_explained() {
+    for name in crate::ui::components::controls::CATALOG {
+        let m: ragscope_eval::Measure = name.parse().unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            crate::engine::explanation(&m).len() > 10,
+            "{name} has no explanation"
+        );
+    }
+}

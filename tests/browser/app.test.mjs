@@ -1,11 +1,14 @@
 // The web app end to end: load trec_eval's own test files through the app's code path (file
-// input → worker → crates/eval) and compare every number shown with trec_eval 10.0's output.
+// input → Blob slices → worker → crates/eval) and compare every number shown, and the CSV
+// export, with trec_eval 10.0's output; check privacy (no foreign request, CSP), the UI thread
+// (no long task while loading and evaluating), errors, views, and take screenshots.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { writeFile, mkdir } from 'node:fs/promises';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import {
   startServer, launch, recordRequests, trecSummary, screenshot, shared, artifacts,
+  observeLongTasks, longTasks, recordCspViolations,
 } from './harness.mjs';
 
 let server, origin, browser;
@@ -25,8 +28,11 @@ async function openApp(query = '?demo=0', viewport = { width: 1280, height: 900 
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   const requests = recordRequests(page);
+  const csp = recordCspViolations(page);
+  await observeLongTasks(page);
   await page.goto(origin + '/' + query);
-  return { page, errors, requests };
+  await page.waitForSelector('#file-input', { state: 'attached' });
+  return { page, errors, requests, csp };
 }
 
 /** The table as { run → { trecName → shown text } }. */
@@ -39,10 +45,16 @@ async function tableValues(page) {
   ])));
 }
 
-test('trec_eval test files loaded through the app match trec_eval 10.0 (out.test)', async () => {
-  const { page, errors, requests } = await openApp();
+const foreign = (requests) => requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:'));
+
+test('trec_eval test files loaded through the app match trec_eval 10.0, privately and without long tasks', async () => {
+  const { page, errors, requests, csp } = await openApp();
+  await page.waitForTimeout(300);
+  const start = await page.evaluate(() => performance.now());
   await page.setInputFiles('#file-input', [te('qrels.test'), te('results.test')]);
   await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
+  const long = (await longTasks(page, start)).filter((t) => t.duration > 50);
+  assert.deepEqual(long, [], `UI thread blocked > 50 ms while loading/evaluating: ${JSON.stringify(long)}`);
   const shown = (await tableValues(page))['results.test'];
   const expected = await trecSummary(te('out.test'));
   const compared = Object.keys(shown).filter((name) => expected.has(name));
@@ -52,25 +64,89 @@ test('trec_eval test files loaded through the app match trec_eval 10.0 (out.test
   }
   const numQ = await page.$eval('#results tr[data-run="results.test"] td[data-measure="num_q"]', (td) => td.textContent);
   assert.equal(numQ, expected.get('num_q'));
-  // Private by construction: evaluating made no request beyond the app's own files.
-  const foreign = requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:'));
-  assert.deepEqual(foreign, []);
+
+  // The CSV export carries the same numbers.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-csv')]);
+  const csv = await readFile(await download.path(), 'utf8');
+  const [header, row] = csv.trim().split('\n').map((l) => l.split(','));
+  const trecOf = { MAP: 'map', MRR: 'recip_rank', 'P@10': 'P_10', bpref: 'bpref', Rprec: 'Rprec' };
+  for (const [col, trec] of Object.entries(trecOf)) {
+    assert.equal(row[header.indexOf(col)], expected.get(trec), `CSV ${col}`);
+  }
+  assert.equal(row[header.indexOf('num_q')], expected.get('num_q'));
+  await mkdir(artifacts, { recursive: true });
+  await writeFile(join(artifacts, 'export.csv'), csv);
+
+  // Private by construction: no request beyond the app's own files, no CSP violation.
+  assert.deepEqual(foreign(requests), []);
+  assert.deepEqual(csp, []);
   assert.deepEqual(errors, []);
+  const policy = await page.$eval('meta[http-equiv="Content-Security-Policy"]', (m) => m.content);
+  assert.match(policy, /connect-src 'self'[;\s]/);
+  assert.doesNotMatch(policy, /unsafe-inline|__/);
   await screenshot(page, 'desktop-results');
   await page.setViewportSize({ width: 390, height: 844 });
   await screenshot(page, 'phone-results');
-  await mkdir(artifacts, { recursive: true });
   await writeFile(join(artifacts, 'compared-measures.txt'), compared.join('\n') + '\n');
   await page.close();
 });
 
-test('the bundled demo is preloaded and evaluated', async () => {
-  const { page, errors } = await openApp('');
+test('the bundled demo is preloaded and every view renders', async () => {
+  const { page, errors, requests } = await openApp('');
   await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
   const kinds = await page.$$eval('.file', (li) => li.map((l) => `${l.dataset.file}:${l.dataset.kind}`));
   assert.deepEqual(kinds.sort(), ['qrels.test:qrels', 'results.test:run', 'results.trunc:run']);
-  assert.deepEqual(errors, []);
   await screenshot(page, 'desktop-demo');
+  await page.click('#tab-per-query');
+  await page.waitForSelector('#chart-diff rect');
+  assert.ok(await page.$$eval('#per-query tbody tr', (r) => r.length) >= 2);
+  await page.fill('#pq-filter', '999999');
+  assert.equal(await page.$$eval('#per-query tbody tr', (r) => r.length), 0);
+  await page.fill('#pq-filter', '');
+  await screenshot(page, 'desktop-per-query');
+  // Keyboard: arrow keys move between tabs.
+  await page.focus('#tab-per-query');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForSelector('#chart-dist path');
+  assert.equal(await page.$eval('#tab-distribution', (t) => t.getAttribute('aria-selected')), 'true');
+  await screenshot(page, 'desktop-distribution');
+  await page.click('#tab-topic');
+  await page.waitForSelector('#topic-table tbody tr');
+  await screenshot(page, 'desktop-topic');
+  // Dark theme (system → light → dark).
+  await page.click('.masthead-actions button:first-child');
+  await page.click('.masthead-actions button:first-child');
+  assert.equal(await page.$eval('html', (h) => h.dataset.theme), 'dark');
+  await page.click('#tab-scores');
+  await screenshot(page, 'desktop-dark');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await screenshot(page, 'phone-dark');
+  assert.deepEqual(foreign(requests), []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('measures are searchable, explained, and change the table', async () => {
+  const { page } = await openApp('');
+  await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
+  await page.click('.chip.add');
+  await page.fill('#measure-search', 'judged');
+  // The search looks at names and at the registry's explanations (also the tooltips).
+  const options = await page.$$eval('.picker-list label', (l) => l.map((x) => [x.querySelector('input').dataset.measure, x.title]));
+  assert.ok(options.some(([m]) => m === 'Judged@10'), JSON.stringify(options));
+  for (const [m, tip] of options) assert.match(`${m} ${tip}`, /judged/i);
+  assert.ok(options.every(([, tip]) => tip.length > 10), 'a measure without explanation');
+  await page.check('.picker-list input[data-measure="Judged@10"]');
+  await page.waitForSelector('#results td[data-measure="Judged@10"]');
+  await screenshot(page, 'desktop-picker');
+  // A typed measure the registry understands is added with Enter.
+  await page.fill('#measure-search', 'nDCG@15');
+  await page.press('#measure-search', 'Enter');
+  await page.waitForSelector('#results td[data-measure="nDCG@15"]');
+  // Significance: switch to the randomization test; the baseline is selectable.
+  await page.selectOption('#sig-test', 'randomization');
+  await page.waitForFunction(() => document.querySelector('#results') && !document.querySelector('#eval-progress'));
+  assert.match(await page.textContent('.results .hint:last-child'), /randomization/);
   await page.close();
 });
 
@@ -85,9 +161,37 @@ test('a bad file shows file, line and reason, and loses nothing already loaded',
   assert.match(text, /broken\.run/);
   assert.match(text, /line 2|:2[:\s]/);
   assert.match(text, /not-a-number/);
+  // A recognised format the app cannot read yet says so.
+  await page.setInputFiles('#file-input', join(shared, 'data/nuggetizer/nuggets.jsonl'));
+  await page.waitForFunction(() => [...document.querySelectorAll('.error-message')].some((e) => /not support yet/.test(e.textContent)));
   // The good files and their scores are still there.
   assert.equal(await page.$$eval('.file', (li) => li.length), 2);
   assert.ok(await page.$('#results tbody tr[data-run="results.test"]'));
   await screenshot(page, 'desktop-error');
+  await page.close();
+});
+
+test('UDCG reference JSON shows UDCG against nDCG per example', async () => {
+  const { page, errors } = await openApp();
+  await page.setInputFiles('#file-input', join(shared, 'data/udcg/dataset_with_udcg.json'));
+  await page.waitForSelector('.file[data-kind="udcg-json"]', { timeout: 30_000 });
+  await page.click('#tab-rag');
+  await page.waitForSelector('#chart-udcg-0 circle');
+  assert.equal(await page.$$eval('#chart-udcg-0 circle', (c) => c.length), 3);
+  await screenshot(page, 'desktop-rag');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('pasted text is loaded like a file', async () => {
+  const { page } = await openApp();
+  const qrels = await readFile(te('qrels.test'), 'utf8');
+  await page.focus('.drop-zone');
+  await page.evaluate((text) => {
+    const data = new DataTransfer();
+    data.setData('text/plain', text);
+    document.querySelector('.drop-zone').dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true }));
+  }, qrels);
+  await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 30_000 });
   await page.close();
 });

@@ -11,12 +11,17 @@ export const artifacts = resolve(process.env.RAGSCOPE_ARTIFACTS ?? '../../target
 
 const TYPES = {
   '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm',
-  '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml',
+  '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.mjs': 'text/javascript',
 };
 
-export async function startServer() {
+/** Serves dist/ under `prefix` (e.g. '/some/sub/path/') to check the site works from a sub-path. */
+export async function startServer(prefix = '/') {
+  const served = [];
   const server = createServer(async (req, res) => {
-    const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    served.push(req.url);
+    let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    if (!path.startsWith(prefix)) { res.writeHead(404).end('outside the site'); return; }
+    path = '/' + path.slice(prefix.length);
     const file = normalize(join(dist, path.endsWith('/') ? path + 'index.html' : path));
     if (!file.startsWith(dist)) { res.writeHead(403).end(); return; }
     try {
@@ -29,7 +34,7 @@ export async function startServer() {
   });
   await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
   const { port } = server.address();
-  return { server, origin: `http://127.0.0.1:${port}` };
+  return { server, served, origin: `http://127.0.0.1:${port}` };
 }
 
 export async function launch() {
@@ -61,4 +66,25 @@ export async function trecSummary(file) {
 export async function screenshot(page, name) {
   await mkdir(artifacts, { recursive: true });
   await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+}
+
+/** Records long tasks (main thread busy > 50 ms) from page start; read with `longTasks(page)`. */
+export async function observeLongTasks(page) {
+  await page.addInitScript(() => {
+    window.__longTasks = [];
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, duration: e.duration });
+    }).observe({ type: 'longtask', buffered: true });
+  });
+}
+
+export async function longTasks(page, since = 0) {
+  return page.evaluate((t) => window.__longTasks.filter((e) => e.start >= t), since);
+}
+
+/** Content-Security-Policy violations reported by the page. */
+export function recordCspViolations(page) {
+  const seen = [];
+  page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) seen.push(m.text()); });
+  return seen;
 }

@@ -151,6 +151,16 @@ fn main_view() -> Html {
         });
     }
 
+    // Offline after the first visit: the service worker caches the app's own files.
+    use_effect_with((), |_| {
+        let sw = gloo::utils::window().navigator().service_worker();
+        let registration = sw.register("./sw.js");
+        // Without a service worker (e.g. a private window) the app still works online.
+        spawn_local(async move {
+            let _ = wasm_bindgen_futures::JsFuture::from(registration).await;
+        });
+    });
+
     // The theme lives on <html data-theme> so the CSS variables switch in one place.
     use_effect_with(state.theme, |theme| {
         if let Some(root) = gloo::utils::document().document_element() {

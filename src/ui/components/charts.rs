@@ -103,7 +103,8 @@ pub fn diff_bars(props: &DiffProps) -> Html {
     );
     let y = LinearScale::new(domain, (h - bottom, top));
     let n = props.items.len().max(1) as f64;
-    let band = (w - left - right) / n;
+    // Few queries would give absurdly wide bars; cap them and keep them left-aligned.
+    let band = ((w - left - right) / n).min(28.0);
     let zero = y.map(0.0);
     let up = props.items.iter().filter(|i| i.1 > 0.0).count();
     let down = props.items.iter().filter(|i| i.1 < 0.0).count();
@@ -167,7 +168,8 @@ pub fn box_violin(props: &BoxProps) -> Html {
                 let colour = SERIES[i % SERIES.len()];
                 let Some(b) = BoxStats::of(values) else { return html! {} };
                 let steps = 60;
-                let xs: Vec<f64> = (0..=steps).map(|s| domain.0 + (domain.1 - domain.0) * s as f64 / steps as f64).collect();
+                // Cut at the data's range, as violin plots usually are: no density where no query is.
+                let xs: Vec<f64> = (0..=steps).map(|s| b.min + (b.max - b.min) * s as f64 / steps as f64).collect();
                 let ds = density(values, &xs);
                 let peak = ds.iter().cloned().fold(0.0, f64::max).max(1e-12);
                 let half = row * 0.42;
