@@ -18,8 +18,13 @@ pub const SLICE_BYTES: u64 = 4 * 1024 * 1024;
 pub enum Request {
     /// A file starts arriving; its kind is detected from the first slice.
     LoadStart { id: FileId, name: String, size: u64 },
-    /// The next slice of the file, in order.
-    LoadChunk { id: FileId, bytes: Vec<u8> },
+    /// The next slice of the file, in order. Encoded as one byte string (not a sequence of
+    /// numbers), so encoding a slice on the UI thread is a copy, not a loop per byte.
+    LoadChunk {
+        id: FileId,
+        #[serde(with = "serde_bytes")]
+        bytes: Vec<u8>,
+    },
     /// The last slice was sent: finish parsing and keep the file.
     LoadEnd { id: FileId },
     /// Stop loading a file and drop what was parsed of it.

@@ -164,6 +164,41 @@ impl AppState {
     }
 }
 
+/// Measures named in the page's query string (`?measures=nDCG@10,MAP`), so a view can be linked.
+pub fn measures_from_query(search: &str) -> Option<Vec<String>> {
+    let query = search.trim_start_matches('?');
+    let value = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("measures="))?;
+    let decoded = js_free_percent_decode(value);
+    let list: Vec<String> = decoded
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+        .collect();
+    (!list.is_empty()).then_some(list)
+}
+
+/// `%40` → `@` and friends, without a browser (only what measure names use).
+fn js_free_percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() && s.is_char_boundary(i + 3) {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Action {
     /// A file was picked, dropped or pasted; its slices are being read.
@@ -378,6 +413,17 @@ mod tests {
             vec![1, 2, 3]
         );
         assert_eq!(s.runs().len(), 2);
+    }
+
+    #[test]
+    fn measures_can_be_named_in_the_url() {
+        assert_eq!(
+            measures_from_query("?demo=0&measures=nDCG%4010,MAP,%20P@5"),
+            Some(vec!["nDCG@10".into(), "MAP".into(), "P@5".into()])
+        );
+        assert_eq!(measures_from_query("?demo=0"), None);
+        assert_eq!(measures_from_query("?measures="), None);
+        assert_eq!(measures_from_query("?measures=%4"), Some(vec!["%4".into()]));
     }
 
     #[test]

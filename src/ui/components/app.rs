@@ -72,8 +72,16 @@ impl FileSource {
 
 #[function_component(Main)]
 fn main_view() -> Html {
-    let state =
-        use_reducer(|| AppState::new(DEFAULT_MEASURES.iter().map(|m| m.to_string()).collect()));
+    let state = use_reducer(|| {
+        let search = gloo::utils::window()
+            .location()
+            .search()
+            .unwrap_or_default();
+        AppState::new(
+            crate::ui::state::measures_from_query(&search)
+                .unwrap_or_else(|| DEFAULT_MEASURES.iter().map(|m| m.to_string()).collect()),
+        )
+    });
     let next_id = use_mut_ref(|| 0u32);
     let generation = use_mut_ref(|| 0u32);
     let acks: Acks = (*use_memo((), |_| Acks::default())).clone();

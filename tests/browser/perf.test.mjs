@@ -1,0 +1,87 @@
+// Performance, reported (not asserted: the machine is shared): the 38 MB benchmark run of
+// `cargo xtask bench metrics` (same generator, xtask/bench/metrics.py) evaluated in the browser
+// through the app versus the native CLI on this machine. The numbers shown must equal the CLI's,
+// and the UI thread must not block for more than 50 ms while the file streams in.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { writeFile, mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { startServer, launch, artifacts, observeLongTasks, longTasks, screenshot } from './harness.mjs';
+
+const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
+const benchDir = join(root, 'target/bench/metrics');
+const cli = join(root, 'target/release/ragscope');
+let server, origin, browser;
+
+before(async () => {
+  await mkdir(benchDir, { recursive: true });
+  execFileSync('python3', ['-c',
+    'import sys; sys.path.insert(0, sys.argv[1]); import metrics; metrics.generate(sys.argv[2])',
+    join(root, 'xtask/bench'), benchDir], { stdio: 'inherit' });
+  if (!existsSync(cli)) {
+    execFileSync('cargo', ['build', '--release', '-p', 'ragscope-cli'], { cwd: root, stdio: 'inherit' });
+  }
+  ({ server, origin } = await startServer());
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+});
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+test('38 MB benchmark run: browser vs native CLI', { timeout: 600_000 }, async () => {
+  const run = join(benchDir, 'bench.run');
+  const qrels = join(benchDir, 'bench.qrels');
+  const args = ['trec-eval', '-m', 'ndcg_cut.10', '-m', 'map', '-m', 'recip_rank', '-m', 'P.10', '-m', 'recall.100', qrels, run];
+  const native = [];
+  let out = '';
+  for (let i = 0; i < 3; i++) {
+    const t0 = performance.now();
+    out = execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+    native.push((performance.now() - t0) / 1000);
+  }
+  const expected = new Map(out.trim().split('\n').map((l) => l.split('\t').map((s) => s.trim())).filter((f) => f[1] === 'all').map((f) => [f[0], f[2]]));
+
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await observeLongTasks(page);
+  await page.goto(`${origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100`);
+  await page.waitForSelector('#file-input', { state: 'attached' });
+  await page.waitForTimeout(300);
+  await page.setInputFiles('#file-input', qrels);
+  await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 120_000 });
+  await page.waitForFunction(() => !document.querySelector('#eval-progress'));
+  const since = await page.evaluate(() => performance.now());
+  const t0 = Date.now();
+  await page.setInputFiles('#file-input', run);
+  await page.waitForSelector('#results tbody tr[data-run="bench.run"]', { timeout: 300_000 });
+  const browserSeconds = (Date.now() - t0) / 1000;
+  const long = await longTasks(page, since);
+  const shown = await page.$$eval('#results tr[data-run="bench.run"] td[data-trec]', (tds) =>
+    Object.fromEntries(tds.filter((td) => td.dataset.trec).map((td) => [td.dataset.trec, td.querySelector('.v').textContent.trim()])));
+  await screenshot(page, 'desktop-bench');
+  await page.close();
+
+  for (const [name, value] of Object.entries(shown)) {
+    assert.equal(value, expected.get(name), `${name}: app ${value}, ragscope trec-eval ${expected.get(name)}`);
+  }
+  assert.equal(Object.keys(shown).length, 5);
+  const worst = long.reduce((m, t) => Math.max(m, t.duration), 0);
+  const report = [
+    `bench.run (${(38).toFixed(0)} MB, 1000 queries x 1000 docs), 5 measures, load + parse + evaluate:`,
+    `  native CLI (ragscope trec-eval, median of 3): ${median(native).toFixed(3)} s`,
+    `  browser (file input -> slices -> worker -> table): ${browserSeconds.toFixed(3)} s`,
+    `  ratio browser/native: ${(browserSeconds / median(native)).toFixed(2)}x`,
+    `  UI-thread long tasks while loading: ${long.length} (longest ${worst.toFixed(0)} ms)`,
+  ].join('\n');
+  console.log(report);
+  await mkdir(artifacts, { recursive: true });
+  await writeFile(join(artifacts, 'perf.txt'), report + '\n');
+  assert.ok(worst <= 50, `UI thread blocked ${worst} ms while loading the big run`);
+});
