@@ -16,6 +16,9 @@ export interface RunScores {
   means: Record<string, number>;
   per_query?: Record<string, Record<string, number>>;
 }
+
+/** UDCG of every example of a UDCG reference JSON file, per model (model name → score). */
+export type UdcgScores = Array<Record<string, number>>;
 "#;
 
 /// Scores of each run (a map from run name to the run file's text) against the qrels text.
@@ -38,6 +41,49 @@ pub fn evaluate(
 #[wasm_bindgen(js_name = trecEval)]
 pub fn trec_eval(args: Vec<String>, qrels_text: &str, run_text: &str) -> Result<String, JsError> {
     trec_eval_impl(&args, qrels_text, run_text).map_err(|e| JsError::new(&e))
+}
+
+/// UDCG@k of one context from its passages' signed utilities u = R·(1 − p(NO-RESPONSE)) in
+/// context order (Trappolini et al. 2025, Eq. 4): σ((1/k)·Σu⁺ + (γ/k)·Σu⁻). `gamma` defaults to
+/// the paper's 1/3.
+#[wasm_bindgen]
+pub fn udcg(utilities: Vec<f64>, k: usize, gamma: Option<f64>) -> f64 {
+    ragscope_eval::rag::udcg::udcg_at_k(
+        &utilities,
+        k,
+        gamma.unwrap_or(ragscope_eval::rag::UdcgParams::default().gamma),
+    )
+}
+
+/// A passage's utility u = R·(1 − p): R = +1 when relevant, −1 otherwise.
+#[wasm_bindgen]
+pub fn utility(relevant: bool, p_no_response: f64) -> Result<f64, JsError> {
+    ragscope_eval::rag::utility::check_probability(p_no_response).map_err(|e| JsError::new(&e))?;
+    Ok(ragscope_eval::rag::utility::utility(
+        relevant,
+        p_no_response,
+    ))
+}
+
+/// UDCG of every example of a UDCG reference JSON text (the format of GiovanniTRA/UDCG), per
+/// model, as the reference code computes it (γ = 0.333; passages lacking a label or probability
+/// skipped but counted).
+#[wasm_bindgen(js_name = udcgReference, unchecked_return_type = "UdcgScores")]
+pub fn udcg_reference(json_text: &str) -> Result<JsValue, JsError> {
+    let scores = udcg_reference_impl(json_text).map_err(|e| JsError::new(&e))?;
+    let json = serde_json::to_string(&scores).map_err(|e| JsError::new(&e.to_string()))?;
+    js_sys_json_parse(&json)
+}
+
+pub fn udcg_reference_impl(json_text: &str) -> Result<Vec<BTreeMap<String, f64>>, String> {
+    use ragscope_eval::rag::{reference_json, Convention, UdcgParams};
+    let data = reference_json::parse("input.json", json_text, Convention::Reference)
+        .map_err(|e| e.to_string())?;
+    Ok(data
+        .scores(&UdcgParams::reference())
+        .into_iter()
+        .map(|m| m.into_iter().collect())
+        .collect())
 }
 
 #[derive(Serialize, Debug, PartialEq)]

@@ -69,3 +69,33 @@ fn bad_input_is_an_error_naming_the_line() {
         ragscope_js::evaluate_impl(&data("qrels.test"), &runs, &["MAP".into()], false).unwrap_err();
     assert!(err.contains("bad.run") && err.contains('1'), "{err}");
 }
+
+/// The reference implementation's stored UDCG values (GiovanniTRA/UDCG data/dataset_with_udcg.json).
+#[test]
+fn udcg_reference_reproduces_the_stored_scores() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/data/udcg/dataset_with_udcg.json"
+    );
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let stored: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let scores = ragscope_js::udcg_reference_impl(&text).unwrap();
+    let examples = stored.as_array().unwrap();
+    assert_eq!(scores.len(), examples.len());
+    for (got, ex) in scores.iter().zip(examples) {
+        for (model, want) in ex["udcg"].as_object().unwrap() {
+            assert!(
+                (got[model] - want.as_f64().unwrap()).abs() < 1e-12,
+                "{model}"
+            );
+        }
+    }
+}
+
+/// σ((0.9 + 0.5 + (1/3)(−0.8))/3) computed by hand from the paper's formula.
+#[test]
+fn udcg_of_utilities_follows_the_paper() {
+    let want = 1.0 / (1.0 + (-((0.9 + 0.5 - 0.8 / 3.0) / 3.0f64)).exp());
+    assert!((ragscope_js::udcg(vec![0.9, -0.8, 0.5], 3, None) - want).abs() < 1e-15);
+    assert_eq!(ragscope_js::udcg(vec![], 0, None), 0.5);
+}
