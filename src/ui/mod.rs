@@ -2,6 +2,7 @@
 
 pub mod components;
 pub mod download;
+pub mod persist;
 pub mod state;
 
 pub use components::app::App;

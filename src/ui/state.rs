@@ -227,6 +227,8 @@ pub enum Action {
     DismissError {
         id: u32,
     },
+    /// A problem outside loading and evaluating (e.g. storage), shown in the error panel.
+    Notify(String),
     SetTab(Tab),
     CycleTheme,
     /// Forget every file and result.
@@ -317,6 +319,7 @@ impl Reducible for AppState {
                 s.push_error(error);
             }
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),
+            Action::Notify(message) => s.push_error(message),
             Action::SetTab(t) => s.tab = t,
             Action::CycleTheme => s.theme = s.theme.next(),
             Action::Clear => {

@@ -114,8 +114,8 @@ test('the bundled demo is preloaded and every view renders', async () => {
   await page.waitForSelector('#topic-table tbody tr');
   await screenshot(page, 'desktop-topic');
   // Dark theme (system → light → dark).
-  await page.click('.masthead-actions button:first-child');
-  await page.click('.masthead-actions button:first-child');
+  await page.click('#theme');
+  await page.click('#theme');
   assert.equal(await page.$eval('html', (h) => h.dataset.theme), 'dark');
   await page.click('#tab-scores');
   await screenshot(page, 'desktop-dark');
@@ -194,4 +194,44 @@ test('pasted text is loaded like a file', async () => {
   }, qrels);
   await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 30_000 });
   await page.close();
+});
+
+test('files persist only when the user opts in, and "Forget everything" deletes them', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const loadedNames = () => page.$$eval('.file', (li) => li.map((l) => l.dataset.file).sort());
+  await page.goto(origin + '/?demo=0');
+  await page.waitForSelector('#file-input', { state: 'attached' });
+  assert.equal(await page.isChecked('#remember'), false, 'persistence must be off by default');
+  await page.setInputFiles('#file-input', [te('qrels.test'), te('results.test')]);
+  await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
+  // Off: a reload starts empty.
+  await page.reload();
+  await page.waitForSelector('#file-input', { state: 'attached' });
+  await page.waitForTimeout(500);
+  assert.deepEqual(await loadedNames(), []);
+  // On: the files come back after a reload, and are evaluated again.
+  await page.check('#remember');
+  await page.setInputFiles('#file-input', [te('qrels.test'), te('results.test')]);
+  await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
+  await page.waitForTimeout(500);
+  await page.reload();
+  await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
+  assert.deepEqual(await loadedNames(), ['qrels.test', 'results.test']);
+  assert.equal(await page.isChecked('#remember'), true);
+  // Forget everything: the page empties, the database is deleted, a reload stays empty.
+  await page.click('#forget');
+  assert.deepEqual(await loadedNames(), []);
+  await page.waitForTimeout(500);
+  const dbs = await page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
+  assert.ok(!dbs.includes('ragscope'), `database still there: ${dbs}`);
+  await page.reload();
+  await page.waitForSelector('#file-input', { state: 'attached' });
+  await page.waitForTimeout(500);
+  assert.deepEqual(await loadedNames(), []);
+  assert.equal(await page.isChecked('#remember'), false);
+  assert.deepEqual(errors, []);
+  await context.close();
 });

@@ -13,12 +13,14 @@ use super::tabs::Tabs;
 use super::topic::TopicDrill;
 use crate::agent::EvalReactor;
 use crate::protocol::{EvalRequest, FileId, Request, Response, SLICE_BYTES};
+use crate::ui::persist;
 use crate::ui::state::{Action, AppState, FileStatus, Tab, Theme};
 use futures::channel::mpsc;
 use futures::StreamExt;
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use wasm_bindgen::JsCast;
 use yew::platform::spawn_local;
 use yew::prelude::*;
 use yew_agent::reactor::{
@@ -41,6 +43,9 @@ pub fn app() -> Html {
     }
 }
 
+/// The Blob of each file added (handles, not copies), for the opt-in IndexedDB store.
+type Blobs = Rc<RefCell<HashMap<FileId, (String, web_sys::Blob)>>>;
+
 /// Per file being loaded: the channel on which the worker's acknowledgements arrive.
 type Acks = Rc<RefCell<HashMap<FileId, mpsc::UnboundedSender<()>>>>;
 
@@ -48,15 +53,31 @@ type Acks = Rc<RefCell<HashMap<FileId, mpsc::UnboundedSender<()>>>>;
 #[derive(Clone)]
 pub enum FileSource {
     File(web_sys::File),
+    /// A file kept in IndexedDB from an earlier visit (opt-in).
+    Stored(String, web_sys::Blob),
     Text(String, String),
     Url(String),
 }
 
 impl FileSource {
+    /// The browser's handle on the bytes (a File is a Blob; pasted text becomes one), kept only
+    /// to store it when the user opted in; the demo is fetched again instead.
+    fn blob(&self) -> Option<web_sys::Blob> {
+        match self {
+            FileSource::File(f) => Some(f.clone().into()),
+            FileSource::Stored(_, b) => Some(b.clone()),
+            FileSource::Text(_, t) => {
+                let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(t));
+                web_sys::Blob::new_with_str_sequence(&parts).ok()
+            }
+            FileSource::Url(_) => None,
+        }
+    }
+
     fn name(&self) -> String {
         match self {
             FileSource::File(f) => f.name(),
-            FileSource::Text(name, _) => name.clone(),
+            FileSource::Stored(name, _) | FileSource::Text(name, _) => name.clone(),
             FileSource::Url(u) => u.rsplit('/').next().unwrap_or(u).to_string(),
         }
     }
@@ -64,6 +85,7 @@ impl FileSource {
     fn size(&self) -> u64 {
         match self {
             FileSource::File(f) => f.size() as u64,
+            FileSource::Stored(_, b) => b.size() as u64,
             FileSource::Text(_, t) => t.len() as u64,
             FileSource::Url(_) => 0,
         }
@@ -87,6 +109,9 @@ fn main_view() -> Html {
     let acks: Acks = (*use_memo((), |_| Acks::default())).clone();
     let cancelled: Rc<RefCell<HashSet<FileId>>> =
         (*use_memo((), |_| Rc::new(RefCell::new(HashSet::new())))).clone();
+
+    let blobs: Blobs = (*use_memo((), |_| Blobs::default())).clone();
+    let remember = use_state(persist::enabled);
 
     let bridge = {
         let dispatch = state.dispatcher();
@@ -113,6 +138,7 @@ fn main_view() -> Html {
         let bridge = bridge.clone();
         let dispatch = state.dispatcher();
         let acks = acks.clone();
+        let blobs = blobs.clone();
         let cancelled = cancelled.clone();
         Callback::from(move |source: FileSource| {
             let id = {
@@ -121,6 +147,9 @@ fn main_view() -> Html {
                 *n - 1
             };
             let name = source.name();
+            if let Some(blob) = source.blob() {
+                blobs.borrow_mut().insert(id, (name.clone(), blob));
+            }
             dispatch.dispatch(Action::FileAdded {
                 id,
                 name: name.clone(),
@@ -151,10 +180,49 @@ fn main_view() -> Html {
                 .search()
                 .map(|q| !q.contains("demo=0"))
                 .unwrap_or(true);
-            if wants_demo {
-                for path in DEMO_FILES {
-                    add_file.emit(FileSource::Url(path.to_string()));
+            spawn_local(async move {
+                // Files kept from an earlier visit (opt-in) come back instead of the demo.
+                let stored = if persist::enabled() {
+                    persist::load().await.unwrap_or_default()
+                } else {
+                    Vec::new()
+                };
+                if !stored.is_empty() {
+                    for (name, blob) in stored {
+                        add_file.emit(FileSource::Stored(name, blob));
+                    }
+                } else if wants_demo {
+                    for path in DEMO_FILES {
+                        add_file.emit(FileSource::Url(path.to_string()));
+                    }
                 }
+            });
+        });
+    }
+
+    // With the user's consent, keep the loaded files in IndexedDB whenever the set changes.
+    {
+        let loaded: Vec<u32> = state
+            .files
+            .iter()
+            .filter(|f| matches!(f.status, FileStatus::Loaded { .. }))
+            .map(|f| f.id)
+            .collect();
+        let blobs = blobs.clone();
+        let dispatch = state.dispatcher();
+        use_effect_with((loaded, *remember), move |(loaded, remember)| {
+            if *remember {
+                let files: Vec<(String, web_sys::Blob)> = {
+                    let b = blobs.borrow();
+                    loaded.iter().filter_map(|id| b.get(id).cloned()).collect()
+                };
+                spawn_local(async move {
+                    if let Err(e) = persist::save(files).await {
+                        dispatch.dispatch(Action::Notify(format!(
+                            "Could not keep the files in this browser: {e}"
+                        )));
+                    }
+                });
             }
         });
     }
@@ -236,10 +304,12 @@ fn main_view() -> Html {
         let bridge = bridge.clone();
         let cancelled = cancelled.clone();
         let acks = acks.clone();
+        let blobs = blobs.clone();
         Callback::from(move |id: u32| {
             cancelled.borrow_mut().insert(id);
             // Closing the acknowledgement channel stops a load in flight.
             acks.borrow_mut().remove(&id);
+            blobs.borrow_mut().remove(&id);
             bridge.send(Request::Remove { id });
             dispatch.dispatch(Action::RemoveFile { id });
         })
@@ -252,7 +322,25 @@ fn main_view() -> Html {
         let dispatch = state.dispatcher();
         Callback::from(move |id: u32| dispatch.dispatch(Action::DismissError { id }))
     };
+    let on_remember = {
+        let remember = remember.clone();
+        Callback::from(move |e: Event| {
+            let on = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+                .is_some_and(|i| i.checked());
+            persist::set_enabled(on);
+            if !on {
+                spawn_local(async {
+                    let _ = persist::forget().await;
+                });
+            }
+            remember.set(on);
+        })
+    };
     let on_forget = {
+        let remember = remember.clone();
+        let blobs = blobs.clone();
         let dispatch = state.dispatcher();
         let bridge = bridge.clone();
         let cancelled = cancelled.clone();
@@ -261,6 +349,11 @@ fn main_view() -> Html {
         Callback::from(move |_| {
             cancelled.borrow_mut().extend(files.iter().copied());
             acks.borrow_mut().clear();
+            blobs.borrow_mut().clear();
+            remember.set(false);
+            spawn_local(async {
+                let _ = persist::forget().await;
+            });
             bridge.send(Request::Clear);
             dispatch.dispatch(Action::Clear);
         })
@@ -306,7 +399,11 @@ fn main_view() -> Html {
                     </p>
                 </div>
                 <div class="masthead-actions">
-                    <button class="ghost" onclick={on_theme}
+                    <label class="remember" title="Off by default. When on, the files you load are kept in this browser's IndexedDB (never sent anywhere) and come back on your next visit; 'Forget everything' deletes them.">
+                        <input type="checkbox" id="remember" checked={*remember} onchange={on_remember} />
+                        { "Remember my files here" }
+                    </label>
+                    <button class="ghost" id="theme" onclick={on_theme}
                         aria-label={format!("Theme: {}. Switch theme", state.theme.label())}>
                         { format!("◐ {}", state.theme.label()) }
                     </button>
@@ -360,8 +457,19 @@ async fn stream(
         size,
     });
     let send = |bytes: Vec<u8>| bridge.send(Request::LoadChunk { id, bytes });
-    match source {
-        FileSource::File(file) => {
+    enum Bytes {
+        Blob(web_sys::Blob),
+        Text(String),
+        Url(String),
+    }
+    let bytes = match source {
+        FileSource::File(f) => Bytes::Blob(f.into()),
+        FileSource::Stored(_, b) => Bytes::Blob(b),
+        FileSource::Text(_, t) => Bytes::Text(t),
+        FileSource::Url(u) => Bytes::Url(u),
+    };
+    match bytes {
+        Bytes::Blob(file) => {
             let mut offset = 0u64;
             while offset < size {
                 if cancelled.borrow().contains(&id) {
@@ -382,7 +490,7 @@ async fn stream(
                 offset = end;
             }
         }
-        FileSource::Text(_, text) => {
+        Bytes::Text(text) => {
             for chunk in text.into_bytes().chunks(SLICE_BYTES as usize) {
                 send(chunk.to_vec());
                 if rx.next().await.is_none() {
@@ -390,7 +498,7 @@ async fn stream(
                 }
             }
         }
-        FileSource::Url(url) => {
+        Bytes::Url(url) => {
             let fail = |e: gloo::net::Error| format!("{url}: could not be fetched: {e}");
             let response = gloo::net::http::Request::get(&url)
                 .send()

@@ -1,0 +1,133 @@
+//! Opt-in persistence: the loaded files (as the browser's own Blob/File handles, never copied
+//! into memory here) kept in this browser's IndexedDB, so a reload brings the same evaluation
+//! back. Off unless the user turns it on; "Forget everything" deletes the database.
+
+use js_sys::{Array, Object, Promise, Reflect};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{IdbDatabase, IdbRequest, IdbTransactionMode};
+
+const DB: &str = "ragscope";
+const STORE: &str = "files";
+/// The opt-in flag lives in localStorage so startup knows whether to open the database at all.
+const FLAG: &str = "ragscope.remember";
+
+pub fn enabled() -> bool {
+    local_storage()
+        .and_then(|s| s.get_item(FLAG).ok().flatten())
+        .is_some_and(|v| v == "1")
+}
+
+pub fn set_enabled(on: bool) {
+    if let Some(s) = local_storage() {
+        let _ = if on {
+            s.set_item(FLAG, "1")
+        } else {
+            s.remove_item(FLAG)
+        };
+    }
+}
+
+fn local_storage() -> Option<web_sys::Storage> {
+    gloo::utils::window().local_storage().ok().flatten()
+}
+
+fn js_error(e: JsValue) -> String {
+    e.as_string()
+        .or_else(|| {
+            e.dyn_ref::<js_sys::Error>()
+                .map(|e| String::from(e.message()))
+        })
+        .unwrap_or_else(|| "IndexedDB failed".into())
+}
+
+/// Waits for an IndexedDB request and returns its result.
+async fn done(request: &IdbRequest) -> Result<JsValue, String> {
+    let promise = Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    JsFuture::from(promise).await.map_err(|_| {
+        request
+            .error()
+            .ok()
+            .flatten()
+            .map(|e| e.message())
+            .unwrap_or_else(|| "IndexedDB request failed".into())
+    })?;
+    request.result().map_err(js_error)
+}
+
+async fn open() -> Result<IdbDatabase, String> {
+    let factory = gloo::utils::window()
+        .indexed_db()
+        .map_err(js_error)?
+        .ok_or("this browser has no IndexedDB")?;
+    let request = factory.open_with_u32(DB, 1).map_err(js_error)?;
+    let upgrade_target = request.clone();
+    let on_upgrade = Closure::once(move |_: web_sys::Event| {
+        if let Ok(db) = upgrade_target
+            .result()
+            .and_then(|r| r.dyn_into::<IdbDatabase>().map_err(JsValue::from))
+        {
+            let _ = db.create_object_store(STORE);
+        }
+    });
+    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+    let db = done(&request).await?;
+    drop(on_upgrade);
+    db.dyn_into::<IdbDatabase>()
+        .map_err(|_| "IndexedDB returned no database".to_string())
+}
+
+/// Replaces what is stored with `files` (name, blob), in order.
+pub async fn save(files: Vec<(String, web_sys::Blob)>) -> Result<(), String> {
+    let db = open().await?;
+    let tx = db
+        .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
+        .map_err(js_error)?;
+    let store = tx.object_store(STORE).map_err(js_error)?;
+    done(&store.clear().map_err(js_error)?).await?;
+    for (i, (name, blob)) in files.into_iter().enumerate() {
+        let record = Object::new();
+        Reflect::set(&record, &"name".into(), &name.into()).map_err(js_error)?;
+        Reflect::set(&record, &"blob".into(), &blob).map_err(js_error)?;
+        let key = JsValue::from_f64(i as f64);
+        done(&store.put_with_key(&record, &key).map_err(js_error)?).await?;
+    }
+    db.close();
+    Ok(())
+}
+
+/// The stored files, in the order they were saved.
+pub async fn load() -> Result<Vec<(String, web_sys::Blob)>, String> {
+    let db = open().await?;
+    let tx = db.transaction_with_str(STORE).map_err(js_error)?;
+    let store = tx.object_store(STORE).map_err(js_error)?;
+    let all = done(&store.get_all().map_err(js_error)?).await?;
+    db.close();
+    let all: Array = all.dyn_into().map_err(|_| "stored files are not a list")?;
+    Ok(all
+        .iter()
+        .filter_map(|record| {
+            let name = Reflect::get(&record, &"name".into()).ok()?.as_string()?;
+            let blob = Reflect::get(&record, &"blob".into())
+                .ok()?
+                .dyn_into::<web_sys::Blob>()
+                .ok()?;
+            Some((name, blob))
+        })
+        .collect())
+}
+
+/// Deletes the database and the opt-in flag.
+pub async fn forget() -> Result<(), String> {
+    set_enabled(false);
+    let factory = gloo::utils::window()
+        .indexed_db()
+        .map_err(js_error)?
+        .ok_or("this browser has no IndexedDB")?;
+    let request = factory.delete_database(DB).map_err(js_error)?;
+    done(&request).await.map(|_| ())
+}
