@@ -69,7 +69,7 @@ async fn open() -> Result<IdbDatabase, String> {
     let on_upgrade = Closure::once(move |_: web_sys::Event| {
         if let Ok(db) = upgrade_target
             .result()
-            .and_then(|r| r.dyn_into::<IdbDatabase>().map_err(JsValue::from))
+            .and_then(|r| r.dyn_into::<IdbDatabase>())
         {
             let _ = db.create_object_store(STORE);
         }
