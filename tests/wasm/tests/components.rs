@@ -7,7 +7,6 @@ use ragscope_web::ui::components::charts::{BoxProps, BoxViolin, DiffBars, DiffPr
 use ragscope_web::ui::components::results_table::{Props as TableProps, ResultsTable};
 use std::rc::Rc;
 use wasm_bindgen_test::*;
-use yew::prelude::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
