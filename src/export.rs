@@ -198,24 +198,19 @@ fn latex_escape(s: &str) -> String {
     out
 }
 
-/// Index of the best (largest) mean per measure.
-fn best(report: &Report) -> Vec<Option<usize>> {
-    (0..report.measures.len())
-        .map(|m| {
-            report
-                .runs
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.means[m].is_finite())
-                .max_by(|a, b| a.1.means[m].total_cmp(&b.1.means[m]))
-                .map(|(i, _)| i)
-        })
-        .collect()
+/// Whether run `r` has the best (largest) mean on measure `m`; ties are all best.
+pub fn is_best(report: &Report, r: usize, m: usize) -> bool {
+    let max = report
+        .runs
+        .iter()
+        .map(|run| run.means[m])
+        .filter(|v| v.is_finite())
+        .fold(f64::NEG_INFINITY, f64::max);
+    report.runs[r].means[m].is_finite() && report.runs[r].means[m] == max
 }
 
 /// booktabs table: best per column in bold, † marks a significant difference from the baseline.
 pub fn latex(report: &Report) -> String {
-    let best = best(report);
     let mut out = String::new();
     writeln!(
         out,
@@ -245,7 +240,7 @@ pub fn latex(report: &Report) -> String {
         write!(out, "{}", latex_escape(&run.name)).ok();
         for (m, v) in run.means.iter().enumerate() {
             let mut cell = fmt_value(*v);
-            if best[m] == Some(r) {
+            if is_best(report, r, m) {
                 cell = format!("\\textbf{{{cell}}}");
             }
             if significant(report, r, m).is_some() {
@@ -261,7 +256,6 @@ pub fn latex(report: &Report) -> String {
 
 /// GitHub-flavoured Markdown; best per column in bold, † marks significance.
 pub fn markdown(report: &Report) -> String {
-    let best = best(report);
     let esc = |s: &str| s.replace('|', "\\|");
     let mut out = String::from("| Run |");
     for m in &report.measures {
@@ -274,7 +268,7 @@ pub fn markdown(report: &Report) -> String {
         write!(out, "| {} |", esc(&run.name)).ok();
         for (m, v) in run.means.iter().enumerate() {
             let mut cell = fmt_value(*v);
-            if best[m] == Some(r) {
+            if is_best(report, r, m) {
                 cell = format!("**{cell}**");
             }
             if significant(report, r, m).is_some() {
@@ -306,7 +300,6 @@ fn html_escape(s: &str) -> String {
 /// A single HTML file with the table and the given charts (SVG markup taken from the page),
 /// styled inline, with no script and no external resource.
 pub fn html_report(report: &Report, charts: &[(String, String)], css: &str) -> String {
-    let best = best(report);
     let mut table = String::from("<table><thead><tr><th>run</th><th>topics</th>");
     for m in &report.measures {
         write!(
@@ -327,7 +320,7 @@ pub fn html_report(report: &Report, charts: &[(String, String)], css: &str) -> S
         )
         .ok();
         for (m, v) in run.means.iter().enumerate() {
-            let class = if best[m] == Some(r) {
+            let class = if is_best(report, r, m) {
                 " class=\"best\""
             } else {
                 ""

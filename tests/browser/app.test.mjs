@@ -235,3 +235,21 @@ test('files persist only when the user opts in, and "Forget everything" deletes 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('files dropped on the drop zone are loaded, several at once', async () => {
+  const { page, errors } = await openApp();
+  const [qrels, run, trunc] = await Promise.all(['qrels.test', 'results.test', 'results.trunc'].map((f) => readFile(te(f), 'utf8')));
+  await page.evaluate(([q, r, t]) => {
+    const data = new DataTransfer();
+    data.items.add(new File([q], 'dropped.qrels'));
+    data.items.add(new File([r], 'dropped-a.run'));
+    data.items.add(new File([t], 'dropped-b.run'));
+    document.querySelector('.drop-zone').dispatchEvent(new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));
+  }, [qrels, run, trunc]);
+  await page.waitForSelector('#results tbody tr[data-run="dropped-b.run"]', { timeout: 30_000 });
+  await page.waitForSelector('#results tbody tr[data-run="dropped-a.run"]');
+  const kinds = await page.$$eval('.file', (li) => li.map((l) => `${l.dataset.file}:${l.dataset.kind}`));
+  assert.deepEqual(kinds.sort(), ['dropped-a.run:run', 'dropped-b.run:run', 'dropped.qrels:qrels']);
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -1,7 +1,7 @@
 //! Runs × measures: sortable, with significance markers against the baseline, each measure
 //! explained in a tooltip, and exports.
 
-use crate::export::{self, fmt_value, significant, TableFormat, ALPHA};
+use crate::export::{self, fmt_value, is_best, significant, TableFormat, ALPHA};
 use crate::protocol::Report;
 use crate::ui::download;
 use std::rc::Rc;
@@ -78,13 +78,6 @@ pub fn results_table(props: &Props) -> Html {
             </th>
         }
     };
-    let best: Vec<Option<usize>> = (0..report.measures.len())
-        .map(|m| {
-            (0..report.runs.len())
-                .filter(|r| report.runs[*r].means[m].is_finite())
-                .max_by(|a, b| report.runs[*a].means[m].total_cmp(&report.runs[*b].means[m]))
-        })
-        .collect();
     let export_button = |format: TableFormat| {
         let report = report.clone();
         let onclick = Callback::from(move |_| {
@@ -145,7 +138,7 @@ pub fn results_table(props: &Props) -> Html {
                                     let detail = run.significance[m].map(|s| format!(
                                         "Δ {:+.4} vs {baseline}; p = {:.4}, Holm p = {:.4}", s.mean_difference, s.p_value, s.p_holm)).unwrap_or_default();
                                     html! {
-                                        <td class={classes!("num", (best[m] == Some(r)).then_some("best"))}
+                                        <td class={classes!("num", is_best(report, r, m).then_some("best"))}
                                             data-measure={info.name.clone()}
                                             data-trec={info.trec_name.clone().unwrap_or_default()}
                                             data-value={v.to_string()} title={detail}>
