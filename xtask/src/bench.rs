@@ -8,7 +8,8 @@ use std::process::Command;
 pub fn bench(args: &[String]) -> Result {
     match args.first().map(String::as_str) {
         Some("metrics") => metrics(),
-        Some(other @ ("udcg" | "infer")) => Err(format!("bench `{other}` is not built yet")),
+        Some("udcg") => udcg(),
+        Some("infer") => Err("bench `infer` is not built yet".into()),
         Some(other) => Err(format!("unknown bench `{other}`: metrics|udcg|infer")),
         None => Err("usage: cargo xtask bench metrics|udcg|infer".into()),
     }
@@ -52,4 +53,16 @@ fn metrics() -> Result {
         .arg(bench_dir().join("metrics"));
     c.arg("--wasm-node").arg(node_dir.join("bench.cjs"));
     run(&mut c)
+}
+
+fn udcg() -> Result {
+    step("bench udcg: UDCG + classic metrics + correlations, 10k -> 5M passages");
+    run(cmd::cargo().args([
+        "run",
+        "--release",
+        "-p",
+        "ragscope-eval",
+        "--example",
+        "bench_udcg",
+    ]))
 }
