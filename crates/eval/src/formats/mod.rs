@@ -5,6 +5,7 @@
 //! whitespace (spaces or tabs); lines whose first non-blank byte is `#` are comments.
 
 mod error;
+mod hash;
 mod lines;
 mod qrels;
 mod run;

@@ -4,13 +4,18 @@
 use rustc_hash::FxHashMap;
 
 use super::error::{ParseError, ParseErrorKind};
+use super::hash::{docno_hash, PremixedMap};
 use super::lines::{is_skippable, lossy, parse_rel, split_fields, LineSplitter};
+
+const COLLISION: u32 = u32::MAX;
 
 /// The judgments of one topic.
 #[derive(Debug, Clone)]
 pub struct QrelsTopic {
     qid: String,
-    judgments: FxHashMap<Box<[u8]>, i32>,
+    judgments: Vec<(Box<[u8]>, i32)>,
+    /// docno hash → index in `judgments`, or `COLLISION` when judged docnos share a hash.
+    by_hash: PremixedMap<u32>,
     /// (level, number of docs at that level) for every level >= 0, ascending.
     levels: Vec<(i32, u64)>,
 }
@@ -23,7 +28,24 @@ impl QrelsTopic {
     /// The relevance of `docno`, or `None` if it is not in the qrels (not pooled).
     #[inline]
     pub fn rel(&self, docno: &[u8]) -> Option<i32> {
-        self.judgments.get(docno).copied()
+        self.rel_hashed(docno_hash(docno), docno)
+    }
+
+    /// [`rel`](Self::rel) given `docno`'s precomputed hash: one integer probe, plus a
+    /// byte comparison only when the docno may be judged.
+    #[inline]
+    pub(crate) fn rel_hashed(&self, hash: u64, docno: &[u8]) -> Option<i32> {
+        match *self.by_hash.get(&hash)? {
+            COLLISION => self
+                .judgments
+                .iter()
+                .find(|(d, _)| &**d == docno)
+                .map(|(_, r)| *r),
+            i => {
+                let (d, r) = &self.judgments[i as usize];
+                (&**d == docno).then_some(*r)
+            }
+        }
     }
 
     /// Number of judged documents (any relevance, negative included).
@@ -132,9 +154,19 @@ impl QrelsParser {
                 }
                 let mut levels: Vec<(i32, u64)> = counts.into_iter().collect();
                 levels.sort_unstable();
+                let judgments: Vec<(Box<[u8]>, i32)> =
+                    t.judgments.into_iter().map(|(d, (r, _))| (d, r)).collect();
+                let mut by_hash: PremixedMap<u32> = PremixedMap::default();
+                for (i, (docno, _)) in judgments.iter().enumerate() {
+                    by_hash
+                        .entry(docno_hash(docno))
+                        .and_modify(|e| *e = COLLISION)
+                        .or_insert(u32::try_from(i).unwrap_or(COLLISION));
+                }
                 QrelsTopic {
                     qid: t.qid,
-                    judgments: t.judgments.into_iter().map(|(d, (r, _))| (d, r)).collect(),
+                    judgments,
+                    by_hash,
                     levels,
                 }
             })
