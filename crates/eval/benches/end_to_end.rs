@@ -29,7 +29,7 @@ fn synthetic() -> (Vec<u8>, Vec<u8>) {
             let d = (rng.next() % 10_000) * 1000 + r;
             let score = (rng.next() % 20_000_000) as f64 / 1e6;
             run.push_str(&format!("{t} Q0 doc{d} {} {score:.6} bm25\n", r + 1));
-            if rng.next() % 7 == 0 {
+            if rng.next().is_multiple_of(7) {
                 qrels.push_str(&format!("{t} 0 doc{d} {}\n", rng.next() % 4));
             }
         }
