@@ -6,7 +6,7 @@ use ragscope_eval::{evaluate, parse_qrels, parse_run, Measure, DEFAULT_MEASURES}
 #[test]
 fn every_family_documents_formula_source_and_explanation() {
     let families = registry();
-    assert_eq!(families.len(), 39);
+    assert_eq!(families.len(), 42);
     for f in families {
         assert!(
             !f.formula.is_empty() && !f.source.is_empty() && !f.explanation.is_empty(),
@@ -25,7 +25,7 @@ fn every_family_documents_formula_source_and_explanation() {
 
 #[test]
 fn nicknames_name_only_registered_families() {
-    for nick in ["official", "all_trec", "set"] {
+    for nick in ["official", "all_trec", "set", "qrels_jg"] {
         for name in nickname(nick).expect("nickname") {
             assert!(family(name).is_some(), "{nick}: {name}");
         }

@@ -11,5 +11,5 @@ mod qrels;
 mod run;
 
 pub use error::{ParseError, ParseErrorKind};
-pub use qrels::{parse_qrels, Qrels, QrelsParser, QrelsTopic};
+pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
 pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};

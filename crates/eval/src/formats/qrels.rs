@@ -104,6 +104,9 @@ struct TopicBuilder {
 /// Streaming qrels parser: `feed` byte chunks of any size, then `finish`.
 pub struct QrelsParser {
     name: String,
+    /// Key topics by (qid, second column) for trec_eval's qrels_jg format.
+    judgment_groups: bool,
+    key: Vec<u8>,
     lines: LineSplitter,
     topics: Vec<TopicBuilder>,
     topic_index: FxHashMap<Box<[u8]>, usize>,
@@ -115,6 +118,8 @@ impl QrelsParser {
     pub fn new(name: &str) -> Self {
         QrelsParser {
             name: name.to_string(),
+            judgment_groups: false,
+            key: Vec::new(),
             lines: LineSplitter::default(),
             topics: Vec::new(),
             topic_index: FxHashMap::default(),
@@ -195,6 +200,26 @@ impl QrelsParser {
             ));
         }
         let (qid, (docno_at, docno), (rel_at, rel_text)) = (fields[0].1, fields[2], fields[3]);
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.extend_from_slice(qid);
+        if self.judgment_groups {
+            // NUL sorts first, so "qid\0group" orders by qid, then group
+            key.push(0);
+            key.extend_from_slice(fields[1].1);
+        }
+        let result = self.judgment(line_no, &key, (docno_at, docno), (rel_at, rel_text));
+        self.key = key;
+        result
+    }
+
+    fn judgment(
+        &mut self,
+        line_no: u64,
+        qid: &[u8],
+        (docno_at, docno): (usize, &[u8]),
+        (rel_at, rel_text): (usize, &[u8]),
+    ) -> Result<(), ParseError> {
         let rel = parse_rel(rel_text)
             .ok_or_else(|| self.error(line_no, rel_at, rel_text, ParseErrorKind::BadRelevance))?;
         let topic = self.topic_for(qid);
@@ -244,6 +269,32 @@ impl QrelsParser {
             kind,
         }
     }
+}
+
+/// Judgments from several judgment groups (assessors) per topic: trec_eval's `qrels_jg`
+/// format, where the second column names the group instead of being ignored.
+#[derive(Debug, Clone)]
+pub struct QrelsJg {
+    /// `(qid, one QrelsTopic per group in strcmp order)`, topics in strcmp order.
+    pub topics: Vec<(String, Vec<QrelsTopic>)>,
+}
+
+/// Parses `qid group docno rel` lines held in memory.
+pub fn parse_qrels_jg(name: &str, bytes: &[u8]) -> Result<QrelsJg, ParseError> {
+    let mut parser = QrelsParser::new(name);
+    parser.judgment_groups = true;
+    parser.feed(bytes)?;
+    let qrels = parser.finish()?;
+    let mut topics: Vec<(String, Vec<QrelsTopic>)> = Vec::new();
+    for mut t in qrels.topics {
+        let qid = t.qid.split('\0').next().unwrap_or_default().to_string();
+        t.qid = qid.clone();
+        match topics.last_mut() {
+            Some((last, groups)) if *last == qid => groups.push(t),
+            _ => topics.push((qid, vec![t])),
+        }
+    }
+    Ok(QrelsJg { topics })
 }
 
 /// Parses whole qrels held in memory.

@@ -11,6 +11,7 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    judgment_groups: false,
     compute,
 };
 

@@ -14,6 +14,7 @@ pub static FAMILY: Family = Family {
     summary: Summary::GeoMean,
     per_query: false,
     integer: false,
+    judgment_groups: false,
     compute,
 };
 

@@ -12,6 +12,7 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    judgment_groups: false,
     compute: compute_ndcg,
 };
 
@@ -24,6 +25,7 @@ pub static DCG: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    judgment_groups: false,
     compute: compute_dcg,
 };
 
@@ -36,6 +38,7 @@ pub static IDEAL_DCG: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    judgment_groups: false,
     compute: compute_ideal_dcg,
 };
 

@@ -10,6 +10,7 @@ pub static FAMILY: Family = Family {
     summary: Summary::NumQ,
     per_query: false,
     integer: true,
+    judgment_groups: false,
     compute,
 };
 

@@ -10,6 +10,7 @@ pub static FAMILY: Family = Family {
     summary: Summary::Sum,
     per_query: true,
     integer: true,
+    judgment_groups: false,
     compute,
 };
 

@@ -16,6 +16,7 @@ mod m_gm_map;
 mod m_infap;
 mod m_iprec_at_recall;
 mod m_map;
+mod m_map_avgjg;
 mod m_map_cut;
 mod m_ndcg;
 mod m_ndcg_cut;
@@ -26,6 +27,7 @@ mod m_num_rel;
 mod m_num_rel_ret;
 mod m_num_ret;
 mod m_p;
+mod m_p_avgjg;
 mod m_rbp;
 mod m_rbp_resid;
 mod m_recall;
@@ -35,6 +37,7 @@ mod m_relstring;
 mod m_rndcg;
 mod m_rprec;
 mod m_rprec_mult;
+mod m_rprec_mult_avgjg;
 mod m_runid;
 mod m_set_f;
 mod m_set_map;
@@ -138,6 +141,8 @@ pub struct Family {
     pub per_query: bool,
     /// Printed as an integer (`%ld`) instead of `%6.4f`.
     pub integer: bool,
+    /// Computed once per judgment group of a `qrels_jg` file and averaged over groups.
+    pub judgment_groups: bool,
     /// Writes this topic's values (one per cutoff) into `out`, which starts zeroed.
     pub compute: fn(&TopicEval, &Params, &mut [f64]),
 }
@@ -177,7 +182,7 @@ impl Family {
     }
 }
 
-static REGISTRY: [&Family; 39] = [
+static REGISTRY: [&Family; 42] = [
     &m_runid::FAMILY,
     &m_num_q::FAMILY,
     &m_num_ret::FAMILY,
@@ -214,6 +219,9 @@ static REGISTRY: [&Family; 39] = [
     &m_set_map::FAMILY,
     &m_set_f::FAMILY,
     &m_num_nonrel_judged_ret::FAMILY,
+    &m_map_avgjg::FAMILY,
+    &m_p_avgjg::FAMILY,
+    &m_rprec_mult_avgjg::FAMILY,
     &m_rbp::FAMILY,
     &m_rbp_resid::FAMILY,
     &m_unj::FAMILY,
@@ -296,8 +304,10 @@ pub fn nickname(name: &str) -> Option<&'static [&'static str]> {
         "set_map",
         "set_F",
     ];
+    const QRELS_JG: &[&str] = &["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"];
     match name {
         "official" => Some(OFFICIAL),
+        "qrels_jg" => Some(QRELS_JG),
         "all_trec" => Some(ALL_TREC),
         "set" => Some(SET),
         _ => None,

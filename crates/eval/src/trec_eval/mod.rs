@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 
 pub use args::Args;
 
-use crate::formats::{parse_qrels, parse_run, Qrels, Run};
+use crate::formats::{parse_qrels, parse_qrels_jg, parse_run, Qrels, QrelsTopic, Run};
 use crate::measures::topic::{ranked_rels, NOT_POOLED};
 use crate::measures::{relstring, RankingOptions, Summary, TopicEval};
 use format::{fmt_value, HELP};
@@ -57,9 +57,10 @@ pub fn run(
         return Err(TrecEvalError::new(args::USAGE, 1));
     }
     let (qrels_name, run_name) = (&args.positional[0], &args.positional[1]);
+    let judgment_groups = args.rel_format.as_deref() == Some("qrels_jg");
     match args.rel_format.as_deref() {
-        None | Some("qrels") => {}
-        Some(f @ ("prefs" | "qrels_prefs" | "qrels_jg")) => {
+        None | Some("qrels") | Some("qrels_jg") => {}
+        Some(f @ ("prefs" | "qrels_prefs")) => {
             return Err(TrecEvalError::new(
                 format!("trec_eval: rel_info format '{f}' is not supported by ragscope yet\n"),
                 2,
@@ -72,7 +73,7 @@ pub fn run(
             ))
         }
     }
-    let qrels = read_qrels(qrels_name, read_file)?;
+    let qrels = read_qrels(qrels_name, read_file, judgment_groups)?;
     if let Some(f) = args
         .results_format
         .as_deref()
@@ -121,10 +122,19 @@ pub fn run(
     evaluate(&args, &qrels, &run, &selected, &opts, zscores.as_ref())
 }
 
+/// The topics of a qrels file, each with one judgment set, or one per judgment group
+/// under `-R qrels_jg`.
+struct RelInfo {
+    name: String,
+    judgment_groups: bool,
+    topics: Vec<(String, Vec<QrelsTopic>)>,
+}
+
 fn read_qrels(
     name: &str,
     read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
-) -> Result<Qrels, TrecEvalError> {
+    judgment_groups: bool,
+) -> Result<RelInfo, TrecEvalError> {
     let quit =
         |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
     let bytes = read_file(name).map_err(|e| {
@@ -132,7 +142,22 @@ fn read_qrels(
             "trec_eval.get_qrels: Cannot read qrels file '{name}': {e}\n"
         ))
     })?;
-    parse_qrels(name, &bytes).map_err(|e| quit(format!("trec_eval.get_qrels: {e}\n")))
+    let bad = |e: crate::formats::ParseError| quit(format!("trec_eval.get_qrels: {e}\n"));
+    let topics = if judgment_groups {
+        parse_qrels_jg(name, &bytes).map_err(bad)?.topics
+    } else {
+        let qrels: Qrels = parse_qrels(name, &bytes).map_err(bad)?;
+        qrels
+            .topics()
+            .iter()
+            .map(|t| (t.qid().to_string(), vec![t.clone()]))
+            .collect()
+    };
+    Ok(RelInfo {
+        name: name.to_string(),
+        judgment_groups,
+        topics,
+    })
 }
 
 fn read_run(
@@ -151,53 +176,78 @@ fn read_run(
 
 fn evaluate(
     args: &Args,
-    qrels: &Qrels,
+    qrels: &RelInfo,
     run: &Run,
     selected: &[Selected],
     opts: &RankingOptions,
     zscores: Option<&zscores::Zscores>,
 ) -> Result<String, TrecEvalError> {
+    check_formats(qrels, selected)?;
     let z = if zscores.is_some() { "Z" } else { "" };
     let mut out = String::new();
     let mut sums: Vec<Vec<f64>> = selected.iter().map(|s| vec![0.0; s.names.len()]).collect();
     let mut values: Vec<Vec<f64>> = sums.clone();
+    let mut group_values: Vec<f64> = Vec::new();
     let mut num_q = 0u64;
     let mut scratch = Vec::new();
-    let mut rels = Vec::new();
+    let mut rels: Vec<Vec<i32>> = Vec::new();
     let bogus = [NOT_POOLED];
-    for qt in qrels.topics() {
-        let missing = match run.topic(qt.qid()) {
-            Some(rt) => {
-                ranked_rels(run, rt, qt, opts, &mut scratch, &mut rels);
-                false
-            }
+    for (qid, groups) in &qrels.topics {
+        let run_topic = run.topic(qid);
+        let missing = match run_topic {
+            Some(_) => false,
             None if args.complete => true,
             None => {
                 return Err(TrecEvalError::new(
                     format!(
-                        "trec_eval: topic '{}' is in the qrels '{}' but has no results in '{}'; \
+                        "trec_eval: topic '{qid}' is in the qrels '{}' but has no results in '{}'; \
                          use -c to score it as an empty ranking\n",
-                        qt.qid(),
-                        qrels.name(),
+                        qrels.name,
                         run.name()
                     ),
                     4,
                 ))
             }
         };
+        rels.resize_with(groups.len(), Vec::new);
+        if let Some(rt) = run_topic {
+            for (qt, ranked) in groups.iter().zip(rels.iter_mut()) {
+                ranked_rels(run, rt, qt, opts, &mut scratch, ranked);
+            }
+        }
         // trec_eval scores a missing topic as one non-pooled document, then zeroes the
         // few values that would reveal that document.
-        let ranked: &[i32] = if missing { &bogus } else { &rels };
-        let t = TopicEval::new(
-            ranked,
-            qt.levels(),
-            opts.relevance_level,
-            opts.judged_only,
-            opts.num_docs_in_coll,
-        );
+        let evals: Vec<TopicEval> = groups
+            .iter()
+            .zip(&rels)
+            .map(|(qt, ranked)| {
+                TopicEval::new(
+                    if missing { &bogus } else { ranked },
+                    qt.levels(),
+                    opts.relevance_level,
+                    opts.judged_only,
+                    opts.num_docs_in_coll,
+                )
+            })
+            .collect();
+        let t = &evals[0];
         for (s, vals) in selected.iter().zip(values.iter_mut()) {
             vals.iter_mut().for_each(|v| *v = 0.0);
-            (s.family.compute)(&t, &s.params, vals);
+            if s.family.judgment_groups {
+                for group in &evals {
+                    group_values.clear();
+                    group_values.resize(vals.len(), 0.0);
+                    (s.family.compute)(group, &s.params, &mut group_values);
+                    for (v, g) in vals.iter_mut().zip(&group_values) {
+                        *v += g;
+                    }
+                }
+                if evals.len() > 1 {
+                    vals.iter_mut().for_each(|v| *v /= evals.len() as f64);
+                }
+            } else {
+                (s.family.compute)(t, &s.params, vals);
+            }
             if missing {
                 for (name, v) in s.names.iter().zip(vals.iter_mut()) {
                     if name == "num_ret"
@@ -211,7 +261,7 @@ fn evaluate(
             }
             if let Some(zs) = zscores {
                 for (name, v) in s.names.iter().zip(vals.iter_mut()) {
-                    *v = zs.convert(qt.qid(), name, *v);
+                    *v = zs.convert(qid, name, *v);
                 }
             }
         }
@@ -226,9 +276,9 @@ fn evaluate(
                 let text = if missing {
                     String::new()
                 } else {
-                    relstring(&t, s.params.fractions().first().copied().unwrap_or(10.0))
+                    relstring(t, s.params.fractions().first().copied().unwrap_or(10.0))
                 };
-                let _ = writeln!(out, "{:<22}\t{}\t'{}'", s.names[0], qt.qid(), text);
+                let _ = writeln!(out, "{:<22}\t{}\t'{}'", s.names[0], qid, text);
                 continue;
             }
             for (name, v) in s.names.iter().zip(vals) {
@@ -236,7 +286,7 @@ fn evaluate(
                     out,
                     "{z}{:<22}\t{}\t{}",
                     name,
-                    qt.qid(),
+                    qid,
                     value_text(s, *v, zscores.is_some())
                 );
             }
@@ -274,6 +324,41 @@ fn evaluate(
         }
     }
     Ok(out)
+}
+
+/// Measures over plain qrels cannot read judgment groups and vice versa; trec_eval fails
+/// on the first topic with these messages.
+fn check_formats(qrels: &RelInfo, selected: &[Selected]) -> Result<(), TrecEvalError> {
+    if qrels.topics.is_empty() {
+        return Ok(());
+    }
+    for s in selected {
+        let f = s.family;
+        if matches!(f.summary, Summary::RunId | Summary::NumQ) {
+            continue;
+        }
+        if f.judgment_groups && !qrels.judgment_groups {
+            return Err(TrecEvalError::new(
+                format!(
+                    "trec_eval: rel_info format not qrels_jg or results format not trec_results\n\
+                     trec_eval: Can't calculate measure '{}'\n",
+                    f.name
+                ),
+                4,
+            ));
+        }
+        if !f.judgment_groups && qrels.judgment_groups {
+            return Err(TrecEvalError::new(
+                format!(
+                    "trec_eval.form_res_qrels: rel_info format not qrels or results format not trec_results\n\
+                     trec_eval: Can't calculate measure '{}'\n",
+                    f.name
+                ),
+                4,
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn value_text(s: &Selected, v: f64, zscore: bool) -> String {
