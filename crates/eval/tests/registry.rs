@@ -6,7 +6,7 @@ use ragscope_eval::{evaluate, parse_qrels, parse_run, Measure, DEFAULT_MEASURES}
 #[test]
 fn every_family_documents_formula_source_and_explanation() {
     let families = registry();
-    assert_eq!(families.len(), 42);
+    assert_eq!(families.len(), 56);
     for f in families {
         assert!(
             !f.formula.is_empty() && !f.source.is_empty() && !f.explanation.is_empty(),
@@ -25,15 +25,22 @@ fn every_family_documents_formula_source_and_explanation() {
 
 #[test]
 fn nicknames_name_only_registered_families() {
-    for nick in ["official", "all_trec", "set", "qrels_jg"] {
+    for nick in [
+        "official",
+        "all_trec",
+        "set",
+        "qrels_jg",
+        "all_prefs",
+        "prefs",
+    ] {
         for name in nickname(nick).expect("nickname") {
             assert!(family(name).is_some(), "{nick}: {name}");
         }
     }
-    // all_trec is every family except dcg, ideal_dcg and the three judgment-group ones
+    // all_trec is every family except dcg, ideal_dcg, 3 judgment-group and 14 prefs ones
     assert_eq!(
         nickname("all_trec").map(|l| l.len()),
-        Some(registry().len() - 5)
+        Some(registry().len() - 19)
     );
 }
 

@@ -7,9 +7,11 @@
 mod error;
 mod hash;
 mod lines;
+mod prefs;
 mod qrels;
 mod run;
 
 pub use error::{ParseError, ParseErrorKind};
+pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
 pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};

@@ -1,5 +1,5 @@
 //! Rprec_mult_avgjg: a measure averaged over judgment groups (trec_eval m_Rprec_mult_avgjg.c, `-R qrels_jg`).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "Rprec_mult_avgjg",
@@ -10,7 +10,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
-    judgment_groups: true,
+    input: Input::JudgmentGroups,
+    prefs_kernel: None,
     compute,
 };
 

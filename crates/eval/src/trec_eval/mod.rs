@@ -13,9 +13,12 @@ use std::fmt::Write as _;
 
 pub use args::Args;
 
-use crate::formats::{parse_qrels, parse_qrels_jg, parse_run, Qrels, QrelsTopic, Run};
+use crate::formats::{
+    parse_prefs, parse_qrels, parse_qrels_jg, parse_run, PrefsTopic, Qrels, QrelsTopic, Run,
+};
+use crate::measures::prefs::form_prefs_counts;
 use crate::measures::topic::{ranked_rels, NOT_POOLED};
-use crate::measures::{relstring, RankingOptions, Summary, TopicEval};
+use crate::measures::{relstring, Input, RankingOptions, Summary, TopicEval};
 use format::{fmt_value, HELP};
 use measures::Selected;
 
@@ -57,23 +60,19 @@ pub fn run(
         return Err(TrecEvalError::new(args::USAGE, 1));
     }
     let (qrels_name, run_name) = (&args.positional[0], &args.positional[1]);
-    let judgment_groups = args.rel_format.as_deref() == Some("qrels_jg");
-    match args.rel_format.as_deref() {
-        None | Some("qrels") | Some("qrels_jg") => {}
-        Some(f @ ("prefs" | "qrels_prefs")) => {
-            return Err(TrecEvalError::new(
-                format!("trec_eval: rel_info format '{f}' is not supported by ragscope yet\n"),
-                2,
-            ))
-        }
+    let format = match args.rel_format.as_deref() {
+        None | Some("qrels") => RelFormat::Qrels,
+        Some("qrels_jg") => RelFormat::QrelsJg,
+        Some("prefs") => RelFormat::Prefs,
+        Some("qrels_prefs") => RelFormat::QrelsPrefs,
         Some(f) => {
             return Err(TrecEvalError::new(
                 format!("trec_eval: Illegal rel_format '{f}'\n"),
                 2,
             ))
         }
-    }
-    let qrels = read_qrels(qrels_name, read_file, judgment_groups)?;
+    };
+    let qrels = read_qrels(qrels_name, read_file, format)?;
     if let Some(f) = args
         .results_format
         .as_deref()
@@ -122,18 +121,28 @@ pub fn run(
     evaluate(&args, &qrels, &run, &selected, &opts, zscores.as_ref())
 }
 
-/// The topics of a qrels file, each with one judgment set, or one per judgment group
-/// under `-R qrels_jg`.
+/// trec_eval's `-R` rel_info formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RelFormat {
+    Qrels,
+    QrelsJg,
+    Prefs,
+    QrelsPrefs,
+}
+
+/// The topics of a rel_info file: each with one judgment set, one per judgment group
+/// under `-R qrels_jg`, or preferences under `-R prefs` / `-R qrels_prefs`.
 struct RelInfo {
     name: String,
-    judgment_groups: bool,
+    input: Input,
     topics: Vec<(String, Vec<QrelsTopic>)>,
+    prefs: Vec<PrefsTopic>,
 }
 
 fn read_qrels(
     name: &str,
     read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
-    judgment_groups: bool,
+    format: RelFormat,
 ) -> Result<RelInfo, TrecEvalError> {
     let quit =
         |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
@@ -143,21 +152,38 @@ fn read_qrels(
         ))
     })?;
     let bad = |e: crate::formats::ParseError| quit(format!("trec_eval.get_qrels: {e}\n"));
-    let topics = if judgment_groups {
-        parse_qrels_jg(name, &bytes).map_err(bad)?.topics
-    } else {
-        let qrels: Qrels = parse_qrels(name, &bytes).map_err(bad)?;
-        qrels
-            .topics()
-            .iter()
-            .map(|t| (t.qid().to_string(), vec![t.clone()]))
-            .collect()
-    };
-    Ok(RelInfo {
+    let mut info = RelInfo {
         name: name.to_string(),
-        judgment_groups,
-        topics,
-    })
+        input: Input::Qrels,
+        topics: Vec::new(),
+        prefs: Vec::new(),
+    };
+    match format {
+        RelFormat::Qrels => {
+            let qrels: Qrels = parse_qrels(name, &bytes).map_err(bad)?;
+            info.topics = qrels
+                .topics()
+                .iter()
+                .map(|t| (t.qid().to_string(), vec![t.clone()]))
+                .collect();
+        }
+        RelFormat::QrelsJg => {
+            info.input = Input::JudgmentGroups;
+            info.topics = parse_qrels_jg(name, &bytes).map_err(bad)?.topics;
+        }
+        RelFormat::Prefs | RelFormat::QrelsPrefs => {
+            info.input = Input::Prefs;
+            let prefs = parse_prefs(name, &bytes, format == RelFormat::QrelsPrefs)
+                .map_err(|e| quit(format!("trec_eval.get_prefs: {e}\n")))?;
+            info.topics = prefs
+                .topics
+                .iter()
+                .map(|t| (t.qid.clone(), Vec::new()))
+                .collect();
+            info.prefs = prefs.topics;
+        }
+    }
+    Ok(info)
 }
 
 fn read_run(
@@ -192,7 +218,8 @@ fn evaluate(
     let mut scratch = Vec::new();
     let mut rels: Vec<Vec<i32>> = Vec::new();
     let bogus = [NOT_POOLED];
-    for (qid, groups) in &qrels.topics {
+    let first_prefs = selected.iter().find(|s| s.family.input == Input::Prefs);
+    for (topic_index, (qid, groups)) in qrels.topics.iter().enumerate() {
         let run_topic = run.topic(qid);
         let missing = match run_topic {
             Some(_) => false,
@@ -230,10 +257,30 @@ fn evaluate(
                 )
             })
             .collect();
-        let t = &evals[0];
+        let no_judgments = TopicEval::new(&[], &[], opts.relevance_level, false, 0);
+        let t = evals.first().unwrap_or(&no_judgments);
+        let pref_counts = match first_prefs {
+            Some(first) => Some(
+                form_prefs_counts(run, run_topic, &qrels.prefs[topic_index], opts.max_docs)
+                    .map_err(|e| {
+                        let message = if e.exit_code == 134 {
+                            e.message
+                        } else {
+                            format!(
+                                "{}trec_eval: Can't calculate measure '{}'\n",
+                                e.message, first.family.name
+                            )
+                        };
+                        TrecEvalError::new(message, e.exit_code)
+                    })?,
+            ),
+            None => None,
+        };
         for (s, vals) in selected.iter().zip(values.iter_mut()) {
             vals.iter_mut().for_each(|v| *v = 0.0);
-            if s.family.judgment_groups {
+            if let (Some(kernel), Some(pc)) = (s.family.prefs_kernel, &pref_counts) {
+                vals[0] = kernel(pc);
+            } else if s.family.input == Input::JudgmentGroups {
                 for group in &evals {
                     group_values.clear();
                     group_values.resize(vals.len(), 0.0);
@@ -334,29 +381,24 @@ fn check_formats(qrels: &RelInfo, selected: &[Selected]) -> Result<(), TrecEvalE
     }
     for s in selected {
         let f = s.family;
-        if matches!(f.summary, Summary::RunId | Summary::NumQ) {
+        if matches!(f.summary, Summary::RunId | Summary::NumQ) || f.input == qrels.input {
             continue;
         }
-        if f.judgment_groups && !qrels.judgment_groups {
-            return Err(TrecEvalError::new(
-                format!(
-                    "trec_eval: rel_info format not qrels_jg or results format not trec_results\n\
-                     trec_eval: Can't calculate measure '{}'\n",
-                    f.name
-                ),
-                4,
-            ));
-        }
-        if !f.judgment_groups && qrels.judgment_groups {
-            return Err(TrecEvalError::new(
-                format!(
-                    "trec_eval.form_res_qrels: rel_info format not qrels or results format not trec_results\n\
-                     trec_eval: Can't calculate measure '{}'\n",
-                    f.name
-                ),
-                4,
-            ));
-        }
+        let why = match f.input {
+            Input::JudgmentGroups => {
+                "trec_eval: rel_info format not qrels_jg or results format not trec_results\n"
+            }
+            Input::Prefs => {
+                "trec_eval.form_prefs_info: prefs_info format not (prefs or qrels_prefs) or results format not trec_results\n"
+            }
+            Input::Qrels => {
+                "trec_eval.form_res_qrels: rel_info format not qrels or results format not trec_results\n"
+            }
+        };
+        return Err(TrecEvalError::new(
+            format!("{why}trec_eval: Can't calculate measure '{}'\n", f.name),
+            4,
+        ));
     }
     Ok(())
 }
