@@ -1,8 +1,11 @@
 //! A drop-in trec_eval 10.0: the same argv gives the same stdout, byte for byte.
 //!
-//! Divergences, all on inputs where trec_eval 10.0 misbehaves: a qrels topic missing
-//! from the run without `-c` is an error naming the topic (trec_eval 10.0 re-scores a
-//! stale topic or crashes); duplicate docnos are reported at parse time for any topic.
+//! Every rel_info format (`-R qrels`, `qrels_jg`, `prefs`, `qrels_prefs`) and `-Z` are
+//! supported. Divergences, all on inputs where trec_eval 10.0 misbehaves: a qrels topic
+//! missing from the run without `-c` is an error naming the topic (trec_eval 10.0 reuses
+//! the previous topic's results through a stale pointer, or crashes); duplicate docnos
+//! are reported at parse time for any topic; non-numeric scores are errors instead of 0;
+//! blank lines in qrels are skipped instead of rejected.
 
 mod args;
 mod format;
