@@ -3,7 +3,11 @@
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use ragscope_eval::{evaluate_with, parse_qrels, parse_run, EvalOptions, Measure, Results};
+use std::io::Read;
+
+use ragscope_eval::{
+    evaluate_with, EvalOptions, Measure, Qrels, QrelsParser, Results, Run, RunParser,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -48,8 +52,34 @@ pub struct Args {
     pub runs: Vec<String>,
 }
 
-fn read(path: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("ragscope eval: cannot read '{path}': {e}"))
+/// Feeds a file to a streaming parser in 1 MiB chunks, so a run is never held twice.
+fn stream<P>(
+    path: &str,
+    mut parser: P,
+    feed: impl Fn(&mut P, &[u8]) -> Result<(), ragscope_eval::ParseError>,
+) -> Result<P, String> {
+    let cannot = |e: std::io::Error| format!("ragscope eval: cannot read '{path}': {e}");
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(cannot)?;
+        if n == 0 {
+            return Ok(parser);
+        }
+        feed(&mut parser, &buf[..n]).map_err(|e| e.to_string())?;
+    }
+}
+
+fn read_qrels(path: &str) -> Result<Qrels, String> {
+    stream(path, QrelsParser::new(path), |p, c| p.feed(c))?
+        .finish()
+        .map_err(|e| e.to_string())
+}
+
+fn read_run(path: &str) -> Result<Run, String> {
+    stream(path, RunParser::new(path), |p, c| p.feed(c))?
+        .finish()
+        .map_err(|e| e.to_string())
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -76,14 +106,14 @@ pub fn run(args: Args) -> ExitCode {
 }
 
 fn evaluate_all(args: &Args, measures: &[Measure]) -> Result<Vec<(String, Results)>, String> {
-    let qrels = parse_qrels(&args.qrels, &read(&args.qrels)?).map_err(|e| e.to_string())?;
+    let qrels = read_qrels(&args.qrels)?;
     let opts = EvalOptions {
         complete: args.complete,
         max_docs: args.max_docs.unwrap_or(usize::MAX),
     };
     let mut out = Vec::new();
     for path in &args.runs {
-        let run = parse_run(path, &read(path)?).map_err(|e| e.to_string())?;
+        let run = read_run(path)?;
         let results = evaluate_with(&qrels, &run, measures, &opts);
         if results.topics.is_empty() {
             return Err(format!(
