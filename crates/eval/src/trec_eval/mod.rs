@@ -13,11 +13,12 @@ mod measures;
 mod zscores;
 
 use std::fmt::Write as _;
+use std::io::Read;
 
 pub use args::Args;
 
 use crate::formats::{
-    parse_prefs, parse_qrels, parse_qrels_jg, parse_run, PrefsTopic, Qrels, QrelsTopic, Run,
+    parse_prefs, parse_qrels, parse_qrels_jg, PrefsTopic, Qrels, QrelsTopic, Run, RunParser,
 };
 use crate::measures::prefs::form_prefs_counts;
 use crate::measures::topic::{ranked_rels, NOT_POOLED};
@@ -51,6 +52,17 @@ pub fn run(
     args: &[String],
     read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<String, TrecEvalError> {
+    run_streaming(args, &mut |name: &str| {
+        read_file(name).map(|bytes| Box::new(std::io::Cursor::new(bytes)) as Box<dyn Read>)
+    })
+}
+
+/// An opened input file, read in chunks.
+pub type OpenFile<'a> = dyn FnMut(&str) -> Result<Box<dyn Read>, String> + 'a;
+
+/// [`run`] for callers that can stream files (the CLI): the run is fed to its parser in
+/// 1 MiB chunks, so it is never held in memory both as text and parsed.
+pub fn run_streaming(args: &[String], open: &mut OpenFile) -> Result<String, TrecEvalError> {
     let args = Args::parse(args)?;
     if args.version {
         return Err(TrecEvalError::new("trec_eval version 10.0 (ragscope)\n", 0));
@@ -75,7 +87,7 @@ pub fn run(
             ))
         }
     };
-    let qrels = read_qrels(qrels_name, read_file, format)?;
+    let qrels = read_qrels(qrels_name, open, format)?;
     if let Some(f) = args
         .results_format
         .as_deref()
@@ -86,11 +98,11 @@ pub fn run(
             2,
         ));
     }
-    let run = read_run(run_name, read_file)?;
+    let run = read_run(run_name, open)?;
     let zscores = match &args.zscore_file {
         None => None,
         Some(name) => {
-            let bytes = read_file(name).map_err(|e| {
+            let bytes = read_all(open, name).map_err(|e| {
                 TrecEvalError::new(
                     format!("trec_eval.get_zscores: Cannot read zscores file '{name}': {e}\n"),
                     255,
@@ -142,14 +154,22 @@ struct RelInfo {
     prefs: Vec<PrefsTopic>,
 }
 
+fn read_all(open: &mut OpenFile, name: &str) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    open(name)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
 fn read_qrels(
     name: &str,
-    read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
+    open: &mut OpenFile,
     format: RelFormat,
 ) -> Result<RelInfo, TrecEvalError> {
     let quit =
         |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
-    let bytes = read_file(name).map_err(|e| {
+    let bytes = read_all(open, name).map_err(|e| {
         quit(format!(
             "trec_eval.get_qrels: Cannot read qrels file '{name}': {e}\n"
         ))
@@ -189,18 +209,27 @@ fn read_qrels(
     Ok(info)
 }
 
-fn read_run(
-    name: &str,
-    read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
-) -> Result<Run, TrecEvalError> {
+fn read_run(name: &str, open: &mut OpenFile) -> Result<Run, TrecEvalError> {
     let quit =
         |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
-    let bytes = read_file(name).map_err(|e| {
+    let cannot = |e: String| {
         quit(format!(
             "trec_eval.get_results: Cannot read results file '{name}': {e}\n"
         ))
-    })?;
-    parse_run(name, &bytes).map_err(|e| quit(format!("trec_eval.get_results: {e}\n")))
+    };
+    let bad = |e: crate::formats::ParseError| quit(format!("trec_eval.get_results: {e}\n"));
+    let mut file = open(name).map_err(cannot)?;
+    let mut parser = RunParser::new(name);
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => parser.feed(&chunk[..n]).map_err(bad)?,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(cannot(e.to_string())),
+        }
+    }
+    parser.finish().map_err(bad)
 }
 
 fn evaluate(
