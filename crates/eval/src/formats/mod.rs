@@ -7,6 +7,8 @@
 mod error;
 mod hash;
 mod lines;
+#[cfg(not(target_arch = "wasm32"))]
+mod parallel;
 mod prefs;
 mod qrels;
 mod run;

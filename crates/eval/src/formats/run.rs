@@ -102,10 +102,71 @@ impl RunParser {
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if chunk.len() >= super::parallel::MIN_CHUNK && super::parallel::threads() > 1 {
+            if let Some(cut) = super::parallel::line_aligned_middle(chunk) {
+                return self.feed_split(chunk.split_at(cut));
+            }
+        }
+        self.feed_serial(chunk)
+    }
+
+    fn feed_serial(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
         let mut lines = std::mem::take(&mut self.lines);
         let result = lines.feed(chunk, |no, line| self.line(no, line));
         self.lines = lines;
         result
+    }
+
+    /// Parses `first` here and `second` (which starts at a line boundary) on another thread
+    /// with a fresh parser, then appends its topics in file order. Ranking sorts by score
+    /// and docno, so the result is the same as a serial parse; errors keep file order.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn feed_split(&mut self, (first, second): (&[u8], &[u8])) -> Result<(), ParseError> {
+        let name = self.name.clone();
+        let (first_result, (other, second_result)) = std::thread::scope(|scope| {
+            let worker = scope.spawn(move || {
+                let mut other = RunParser::new(&name);
+                let result = other.feed_serial(second);
+                (other, result)
+            });
+            let first_result = self.feed_serial(first);
+            let joined = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (first_result, joined)
+        });
+        first_result?;
+        // `first` ends with a newline, so every line of it is counted by now.
+        let offset = self.lines.lines_seen();
+        second_result.map_err(|mut e| {
+            e.line += offset;
+            e
+        })?;
+        self.absorb(other, offset);
+        Ok(())
+    }
+
+    /// Appends the results of a parser that read the lines right after this one's.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn absorb(&mut self, other: RunParser, line_offset: u64) {
+        let arena_offset = self.arena.len();
+        self.arena.extend_from_slice(&other.arena);
+        for topic in other.topics {
+            let index = self.topic_for(topic.qid.as_bytes());
+            let docs = &mut self.topics[index].docs;
+            docs.reserve(topic.docs.len());
+            docs.extend(topic.docs.into_iter().map(|mut d| {
+                d.start += arena_offset;
+                d.line = u32::try_from(d.line as u64 + line_offset).unwrap_or(u32::MAX);
+                d
+            }));
+        }
+        if other.num_results > 0 {
+            self.run_id = other.run_id;
+        }
+        self.num_results += other.num_results;
+        self.lines.absorb(other.lines, line_offset);
     }
 
     pub fn finish(mut self) -> Result<Run, ParseError> {
