@@ -32,7 +32,10 @@ fn parse_in_chunks(
     p.finish()
 }
 
-fn flatten(run: &Run) -> Vec<(String, Vec<(Vec<u8>, u64)>)> {
+/// (qid, [(docno, score bits)]) per topic.
+type Flat = Vec<(String, Vec<(Vec<u8>, u64)>)>;
+
+fn flatten(run: &Run) -> Flat {
     run.topics()
         .iter()
         .map(|t| {
