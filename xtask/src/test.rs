@@ -87,15 +87,24 @@ fn fuzz() -> Result {
         .ok_or("`cargo fuzz list` failed")?;
     for target in targets.lines().map(str::trim).filter(|t| !t.is_empty()) {
         step(&format!("fuzzing {target} for {FUZZ_SECONDS} s"));
-        let mut c = cmd::cargo();
-        match tools::fuzz_toolchain() {
+        // `cargo xtask` runs under the stable toolchain's own cargo (not rustup's proxy), so
+        // the nightly one is reached through `rustup run`.
+        let mut c = match tools::fuzz_toolchain() {
             tools::FuzzToolchain::Nightly => {
-                c.arg("+nightly");
+                let mut c = Command::new("rustup");
+                c.args(["run", "nightly", "cargo"]);
+                c
             }
             tools::FuzzToolchain::BootstrapStable => {
+                let mut c = cmd::cargo();
                 c.env("RUSTC_BOOTSTRAP", "1");
+                c
             }
-        }
+        };
+        c.env_remove("RUSTUP_TOOLCHAIN")
+            .env_remove("CARGO")
+            .env_remove("RUSTC")
+            .env_remove("RUSTDOC");
         // Each target gets its own corpus folder under fuzz/corpus (git-ignored), seeded
         // from fuzz/seeds/<target> when present, so runs start from real files.
         let corpus = fuzz_dir.join("corpus").join(target);
