@@ -110,6 +110,7 @@ fn evaluate_all(args: &Args, measures: &[Measure]) -> Result<Vec<(String, Result
     let opts = EvalOptions {
         complete: args.complete,
         max_docs: args.max_docs.unwrap_or(usize::MAX),
+        ..EvalOptions::default()
     };
     let mut out = Vec::new();
     for path in &args.runs {
