@@ -617,6 +617,11 @@ fn compare_p_values_and_markers_follow_paired_t_and_holm() {
         ],
     ));
     let doc = json(&o);
+    assert!(
+        stderr(&o).contains("same.run has no results for 1 of the 40 qrels topics"),
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(doc["num_topics"], 40);
     assert_eq!(doc["comparisons"], 6);
     let rows: Vec<&Value> = doc["rows"]

@@ -302,3 +302,43 @@ fn missing_topics_and_cutoffs_follow_the_ranking() {
     let want = 1.0 / (1.0 + (((1.0 - p[4].2) / 3.0) / 2.0f64).exp());
     assert!((r.values[0][0] - want).abs() < 1e-15);
 }
+
+mod round_trip {
+    use proptest::prelude::*;
+    use ragscope_eval::measures::MeasureKind;
+    use ragscope_eval::rag::{Convention, Gain, Gamma, UdcgVariant};
+    use ragscope_eval::Measure;
+
+    fn any_udcg() -> impl Strategy<Value = Measure> {
+        (
+            1u32..2000,
+            0u32..=1000,
+            any::<bool>(),
+            any::<bool>(),
+            proptest::option::of(1u32..100),
+        )
+            .prop_map(|(den, num, binary, reference, cutoff)| {
+                let mut m = Measure::new(MeasureKind::UDCG(UdcgVariant {
+                    gamma: Gamma::new(num.min(den), den).expect("num ≤ den"),
+                    gain: if binary { Gain::Binary } else { Gain::Utility },
+                    convention: if reference {
+                        Convention::Reference
+                    } else {
+                        Convention::Paper
+                    },
+                }));
+                m.cutoff = cutoff;
+                m
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn display_parses_back_to_the_same_measure(m in any_udcg()) {
+            let text = m.to_string();
+            let back: Measure = text.parse().map_err(|e| TestCaseError::fail(format!("{text}: {e}")))?;
+            prop_assert_eq!(back, m);
+            prop_assert_eq!(back.udcg().map(|v| v.gamma.value()), m.udcg().map(|v| v.gamma.value()));
+        }
+    }
+}

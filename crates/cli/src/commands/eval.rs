@@ -81,6 +81,20 @@ pub fn evaluate_runs(
     let mut out = Vec::new();
     for path in runs {
         let run = common::read_run(path).map_err(|e| format!("ragscope {cmd}: {e}"))?;
+        if setup.complete {
+            let missing = qrels
+                .topics()
+                .iter()
+                .filter(|t| run.topic(t.qid()).is_none())
+                .count();
+            if missing > 0 {
+                eprintln!(
+                    "ragscope {cmd}: note: {path} has no results for {missing} of the {} qrels \
+                     topics; they are scored as empty rankings (trec_eval -c)",
+                    qrels.topics().len()
+                );
+            }
+        }
         let results = try_evaluate(&qrels, &run, measures, &opts)
             .map_err(|e| format!("ragscope {cmd}: {e}; give it with --utilities FILE"))?;
         if results.topics.is_empty() {
