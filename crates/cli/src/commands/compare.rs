@@ -246,6 +246,8 @@ fn render_grid(
             let (mark, tex) = match dir {
                 1 => ("†", "$^{\\dagger}$"),
                 -1 => ("‡", "$^{\\ddagger}$"),
+                // Keeps the decimal points of marked and unmarked cells aligned in the text table.
+                _ if args.format == Format::Table => (" ", ""),
                 _ => ("", ""),
             };
             text.push(format!("{v}{mark}"));
@@ -260,11 +262,12 @@ fn render_grid(
     let note = |better: &str, worse: &str| {
         format!(
             "{better} / {worse}: significantly better / worse than the baseline ({}), two-sided \
-             {} over {n_topics} topics, p < {} after {} correction over {family} comparisons.",
+             {} over {n_topics} topics, p < {} after {} correction over {family} comparison{}.",
             results[0].0,
             test_name(args),
             args.alpha,
             correction_name(args),
+            if family == 1 { "" } else { "s" },
         )
     };
     let skipped: Vec<String> = cells
