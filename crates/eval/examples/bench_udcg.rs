@@ -16,10 +16,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let config = StudyConfig {
-        resamples: 0,
-        ..StudyConfig::default()
-    };
+    let config = StudyConfig { resamples: 0, ..StudyConfig::default() };
     println!(
         "{:>10} {:>12} {:>12} {:>14} {:>16} {:>12}",
         "questions", "passages", "median s", "passages/s", "ns per passage", "vs 100k"
@@ -41,9 +38,7 @@ fn main() {
         if questions == 2_000 {
             reference_ns = Some(ns);
         }
-        let ratio = reference_ns
-            .map(|r| format!("{:.2}", ns / r))
-            .unwrap_or_else(|| "-".into());
+        let ratio = reference_ns.map(|r| format!("{:.2}", ns / r)).unwrap_or_else(|| "-".into());
         println!(
             "{questions:>10} {passages:>12} {s:>12.4} {:>14.0} {ns:>16.1} {ratio:>12}",
             passages as f64 / s
