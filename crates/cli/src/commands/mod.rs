@@ -1,5 +1,7 @@
 //! One file per subcommand, each exposing `Args` (clap) and `run`.
 
+pub mod common;
+pub mod compare;
 pub mod correlate;
 pub mod eval;
 pub mod trec_eval;
