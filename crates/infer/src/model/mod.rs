@@ -1,0 +1,3 @@
+pub struct Model;
+pub struct ModelConfig;
+pub struct PrefillOutput;

@@ -1,0 +1,2 @@
+pub struct NoResponseScorer;
+pub struct PromptTemplate;
