@@ -322,7 +322,7 @@ def write_gguf(path, spec, vocab, weights, twin):
             elif raw_dtype is None:
                 w.add_tensor(name, data)
             else:
-                w.add_tensor(name, data, raw_shape=shape, raw_dtype=raw_dtype)
+                w.add_tensor(name, data, raw_dtype=raw_dtype)
         w.write_header_to_file()
         w.write_kv_data_to_file()
         w.write_tensors_to_file()

@@ -15,3 +15,12 @@ pub use gguf::{ByteSource, GgmlType, GgufFile, MetadataValue, TensorInfo};
 pub use model::{Model, ModelConfig, PrefillOutput};
 pub use tokenizer::{chat::ChatMessage, chat::ChatTemplate, Tokenizer};
 pub use utility::{NoResponseScorer, PromptTemplate};
+
+/// Sets the number of threads the CPU engine uses (natively; call once, before any inference).
+#[cfg(feature = "native")]
+pub fn init_threads(n: usize) -> std::result::Result<(), String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| e.to_string())
+}

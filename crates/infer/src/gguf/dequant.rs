@@ -15,7 +15,7 @@ fn f16_at(b: &[u8], i: usize) -> f32 {
 /// does not hold exactly the bytes those weights need.
 pub fn dequantize_row(ty: GgmlType, src: &[u8], dst: &mut [f32]) -> Result<(), String> {
     let n = dst.len();
-    if n % ty.block_size() != 0 {
+    if !n.is_multiple_of(ty.block_size()) {
         return Err(format!(
             "{} weights is not a multiple of the {} block size {}",
             n,

@@ -58,7 +58,7 @@ const FORCED_CONTROL: &[&str] = &[
 
 #[derive(Debug)]
 enum Model {
-    Bpe(bpe::Bpe),
+    Bpe(Box<bpe::Bpe>),
     Spm(spm::Spm),
 }
 
@@ -211,7 +211,7 @@ impl Tokenizer {
                 let add_bos = pre.adds_bos_by_default();
                 let bpe = bpe::Bpe::new(pre, &merges)
                     .map_err(|e| InferError::metadata(&g.file, "tokenizer.ggml.pre", e))?;
-                (Model::Bpe(bpe), Some(11u32), Some(11u32), add_bos)
+                (Model::Bpe(Box::new(bpe)), Some(11u32), Some(11u32), add_bos)
             }
             "llama" => {
                 let add_space_prefix = g
