@@ -2,9 +2,9 @@
 """Prefill throughput of llama.cpp (llama-cpp-python) on a random-weight model with
 SmolLM2-135M's shapes in Q8_0, to compare with crates/infer's `prefill_bench` example.
 
-    python tests/oracle/bench_llama_cpp.py --out /tmp/bench --threads 2 --prompts 8 --tokens 256
+    python tests/oracle/bench_llama_cpp.py --out /tmp/infer-bench --threads 2 --prompts 8 --tokens 256
     cargo run --release -p ragscope-infer --example prefill_bench -- \
-        --model /tmp/bench/smollm2-135m-shape-q8_0.gguf --threads 2 --prompts-file /tmp/bench/prompts.json
+        --model /tmp/infer-bench/smollm2-135m-shape-q8_0.gguf --threads 2 --prompts-file /tmp/infer-bench/prompts.json
 
 Writes the model (about 145 MB, not committed) and prompts.json (random token ids, seeded), then
 prints one JSON line with llama.cpp's tokens/s (each prompt evaluated from an empty cache,

@@ -36,6 +36,8 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ANCHOR_DATA = os.path.join(HERE, "..", "..", "..", "shared", "data", "udcg", "dataset_with_scores.json")
+ANCHOR_MODEL = "llama-f32"
 
 SYSTEM_PROMPT = (
     "You are given a question and you must respond based on the provided documents. Respond "
@@ -385,7 +387,28 @@ def make_weights(spec, n_vocab):
     return weights
 
 
+def _no_extra_buffers():
+    """llama.cpp's repacked/AMX "extra buffer" CPU kernels segfault on these d=64 models (seen on an
+    AVX512+AMX host with llama-cpp-python 0.3.36); the plain CPU kernels are the reference anyway."""
+    import llama_cpp
+    import llama_cpp.llama as llama_module
+
+    if getattr(llama_cpp, "_ragscope_patched", False):
+        return
+    original = llama_cpp.llama_model_default_params
+
+    def params():
+        p = original()
+        p.use_extra_bufts = False
+        return p
+
+    llama_cpp.llama_model_default_params = params
+    llama_module.llama_cpp.llama_model_default_params = params
+    llama_cpp._ragscope_patched = True
+
+
 def llama(path, vocab_only=False):
+    _no_extra_buffers()
     from llama_cpp import Llama
 
     kwargs = dict(model_path=path, n_ctx=1024, n_batch=1024, n_ubatch=1024, n_threads=2,
@@ -455,8 +478,24 @@ def model_fixture(spec, vocab, out_dir, tmp):
             entry["quantized_max_abs_logit_diff"] = float(np.abs(lq - lg).max())
         logits.append(entry)
 
+    weight_types = sorted({QT(raw).name if raw is not None else ("F16" if data.dtype == np.float16 else "F32")
+                           for data, raw, _, shape in weights.values() if len(shape) == 2})
+    anchor = None
+    if spec.name == ANCHOR_MODEL:
+        # p(NO-RESPONSE) for every passage of the UDCG anchor data, for the CLI's tests.
+        with open(ANCHOR_DATA, encoding="utf-8") as f:
+            examples = json.load(f)
+        anchor = []
+        for ex in examples:
+            for p in ex["passages"]:
+                user = USER_TEMPLATE.format(text=p["text"], question=ex["question"])
+                ids = llm.tokenize(render_chat(template, SYSTEM_PROMPT, user, bos, eos).encode("utf-8"), add_bos=False, special=True)
+                anchor.append({"example_id": ex["example_id"], "doc_id": p["doc_id"],
+                               "p_no_response": float(softmax(last_logits(ref, ids))[nr])})
     fixture = {
         "model_file": spec.name + ".gguf",
+        "weight_types": weight_types,
+        "udcg_anchor": anchor,
         "general_name": spec.name,
         "arch": spec.arch,
         "pre": spec.pre,
@@ -471,7 +510,8 @@ def model_fixture(spec, vocab, out_dir, tmp):
     }
     with open(os.path.join(out_dir, spec.name + ".json"), "w", encoding="utf-8") as f:
         json.dump(fixture, f, ensure_ascii=False)
-    summary = {"model": spec.name, "file_bytes": os.path.getsize(path), "reference": fixture["reference"]}
+    summary = {"model": spec.name, "file_bytes": os.path.getsize(path), "reference": fixture["reference"],
+               "weight_types": weight_types}
     if twin:
         rel = [abs(e["quantized_p_no_response"] - e["p_no_response"]) / e["p_no_response"] for e in logits]
         summary["llama_cpp_quantized_vs_twin_max_rel_p"] = max(rel)

@@ -37,9 +37,9 @@ impl Bpe {
         let mut ranks = HashMap::with_capacity(merges.len());
         for (i, m) in merges.iter().enumerate() {
             // llama.cpp splits at the first space after position 0 (a merge may start with ' ').
-            let (a, b) = match m.get(1..).and_then(|rest| rest.find(' ')) {
-                Some(p) => (m[..p + 1].to_string(), m[p + 2..].to_string()),
-                None => (String::new(), String::new()),
+            let (a, b) = match m.bytes().skip(1).position(|b| b == b' ') {
+                Some(p) => (&m[..p + 1], &m[p + 2..]),
+                None => ("", ""),
             };
             ranks.entry(format!("{a} {b}")).or_insert(i as u32);
         }
