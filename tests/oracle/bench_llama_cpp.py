@@ -16,11 +16,15 @@ import json
 import os
 import time
 
+import sys
+
 import numpy as np
 import gguf
 from gguf import GGMLQuantizationType as QT
 
 # SmolLM2-135M (HuggingFaceTB/SmolLM2-135M config.json).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
 D, N_LAYER, N_HEAD, N_KV, FF, VOCAB = 576, 30, 9, 3, 1536, 49152
 HD = D // N_HEAD
 
@@ -89,6 +93,10 @@ def main():
     with open(os.path.join(args.out, "prompts.json"), "w") as f:
         json.dump(prompts, f)
 
+    # Same workaround as generate.py: the repacked/AMX kernels segfault on this host.
+    import generate
+
+    generate._no_extra_buffers()
     from llama_cpp import Llama
 
     llm = Llama(model_path=path, n_ctx=args.tokens + 8, n_batch=args.tokens + 8, n_ubatch=args.tokens + 8,

@@ -234,7 +234,7 @@ def encode_tensor(arr, qtype, rng, scale):
 
 class Spec:
     def __init__(self, name, arch, pre, tokenizer, template, default_qtype, qtypes=None, tied=False,
-                 rope_freqs=False, rope_base=10000.0, qkv_bias=False, add_bos=None):
+                 rope_freqs=False, rope_base=10000.0, qkv_bias=False, add_bos=None, rope_linear=None):
         self.name = name
         self.arch = arch
         self.pre = pre
@@ -247,6 +247,7 @@ class Spec:
         self.rope_base = rope_base
         self.qkv_bias = qkv_bias
         self.add_bos = add_bos
+        self.rope_linear = rope_linear
 
     @property
     def quantized(self):
@@ -260,7 +261,8 @@ HD = D // N_HEAD
 SPECS = [
     Spec("llama-f32", "llama", "llama-bpe", "bpe", "llama3.jinja", QT.F32, rope_freqs=True, rope_base=500000.0),
     Spec("qwen2-f16", "qwen2", "qwen2", "bpe", "qwen2.jinja", QT.F16, tied=True, qkv_bias=True, rope_base=1000000.0),
-    Spec("smollm-q8_0", "llama", "smollm", "bpe", "smollm2.jinja", QT.Q8_0, tied=True, rope_base=100000.0),
+    Spec("smollm-q8_0", "llama", "smollm", "bpe", "smollm2.jinja", QT.Q8_0, tied=True, rope_base=100000.0,
+         rope_linear=4.0),
     Spec("qwen2-qmix", "qwen2", "qwen2", "bpe", "qwen2.jinja", QT.Q8_0, qkv_bias=True, rope_base=1000000.0,
          qtypes={"token_embd": QT.Q4_0, "attn_q": QT.Q4_0, "attn_k": QT.Q4_1, "attn_v": QT.Q5_0,
                  "attn_output": QT.Q5_1, "ffn_gate": QT.Q8_0, "ffn_up": QT.Q5_0,
@@ -289,6 +291,9 @@ def write_gguf(path, spec, vocab, weights, twin):
         w.add_layer_norm_rms_eps(1e-5)
         w.add_rope_freq_base(spec.rope_base)
         w.add_rope_dimension_count(HD)
+        if spec.rope_linear:
+            w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
+            w.add_rope_scaling_factor(spec.rope_linear)
         w.add_file_type(0 if use_twin else 1)
         if spec.tokenizer == "bpe":
             w.add_tokenizer_model("gpt2")
