@@ -251,3 +251,33 @@ fn absurd_counts_are_rejected_before_allocating() {
     bytes.extend([0u8; 32]);
     assert!(matches!(parse(bytes), Err(InferError::Truncated { .. })));
 }
+
+#[test]
+fn corrupted_bytes_never_panic() {
+    // Flip bytes all over a valid file: parsing, loading, tokenizer construction and a forward
+    // pass either succeed or return an error.
+    let base = tiny_model("llama", 4).build(3);
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..3000 {
+        let mut bytes = base.clone();
+        for _ in 0..1 + next() % 3 {
+            let i = (next() % bytes.len() as u64) as usize;
+            bytes[i] = next() as u8;
+        }
+        let src = VecSource::new(bytes);
+        let Ok(g) = GgufFile::read(&src, "fuzz.gguf") else {
+            continue;
+        };
+        let _ =
+            ragscope_infer::Tokenizer::from_gguf(&g).map(|t| t.encode("a b <s> ab", true, true));
+        if let Ok(m) = Model::load(&g, &src) {
+            let _ = m.prefill(&[&[0, 1, 1]]);
+        }
+    }
+}

@@ -87,3 +87,29 @@ fn chat_template_and_prompt_ids_match() {
     }
     assert!(n >= 20, "only {n} chat prompts checked");
 }
+
+#[test]
+fn corrupted_vocabularies_never_panic() {
+    let path = common::fixtures_dir().join("vocab-default.gguf");
+    let base = std::fs::read(&path).unwrap();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..400 {
+        let mut bytes = base.clone();
+        for _ in 0..1 + next() % 4 {
+            let i = (next() % bytes.len() as u64) as usize;
+            bytes[i] = next() as u8;
+        }
+        let Ok(g) = GgufFile::read(&VecSource::new(bytes), "fuzz.gguf") else {
+            continue;
+        };
+        if let Ok(t) = Tokenizer::from_gguf(&g) {
+            let _ = t.encode("Hello <|im_start|> wörld 123 \u{1F44D}\n\n  x", true, true);
+        }
+    }
+}

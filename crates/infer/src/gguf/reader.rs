@@ -172,7 +172,7 @@ impl<'a> Cursor<'a> {
                         self.truncated(what, count.saturating_mul(min_size) - self.remaining())
                     );
                 }
-                let mut items = Vec::with_capacity(count as usize);
+                let mut items = Vec::with_capacity((count as usize).min(1 << 16));
                 for _ in 0..count {
                     items.push(self.value(elem_ty, what, depth + 1)?);
                 }
@@ -234,7 +234,7 @@ impl GgufFile {
                 c.len
             )));
         }
-        let mut metadata = Vec::with_capacity(n_kv as usize);
+        let mut metadata = Vec::with_capacity((n_kv as usize).min(1 << 12));
         let mut meta_index = HashMap::new();
         for i in 0..n_kv {
             let key = c.string(&format!("metadata key #{i}"))?;
@@ -258,7 +258,7 @@ impl GgufFile {
                 }
             },
         };
-        let mut infos = Vec::with_capacity(n_tensors as usize);
+        let mut infos = Vec::with_capacity((n_tensors as usize).min(1 << 12));
         for i in 0..n_tensors {
             let name = c.string(&format!("tensor #{i} name"))?;
             let n_dims = c.u32(&format!("tensor '{name}' dimension count"))?;
@@ -305,7 +305,11 @@ impl GgufFile {
                     ),
                 ));
             }
-            let n_bytes = n / ty.block_size() as u64 * ty.block_bytes() as u64;
+            let n_bytes = (n / ty.block_size() as u64)
+                .checked_mul(ty.block_bytes() as u64)
+                .ok_or_else(|| {
+                    InferError::tensor(file, &name, format!("dimensions {dims:?} overflow"))
+                })?;
             if offset % alignment != 0 {
                 return Err(InferError::tensor(
                     file,

@@ -91,6 +91,13 @@ impl ModelConfig {
                 n_embd / n_head
             }
         };
+        if head_dim == 0 || head_dim > n_embd * 4 {
+            return Err(InferError::metadata(
+                &g.file,
+                &key("attention.key_length"),
+                format!("implausible head size {head_dim}"),
+            ));
+        }
         if let Some(v) = g.get_u64(&key("attention.value_length"))? {
             if v as usize != head_dim {
                 return Err(InferError::metadata(
