@@ -71,7 +71,30 @@ impl Builder {
         let offset = self.data.len().div_ceil(32) * 32;
         self.data.resize(offset, 0);
         self.infos.extend((offset as u64).to_le_bytes());
-        self.data.extend(std::iter::repeat_n(0u8, n_bytes));
+        // F32 tensors get small deterministic values (a forward pass then has something to
+        // compute); other types stay zero.
+        let mut state = 0x9E37_79B9u32 ^ (self.n_tensors as u32).wrapping_mul(2654435761);
+        for _ in 0..n_bytes / 4 {
+            let v = if ty == 0 {
+                state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+                ((state >> 8) as f32 / (1u32 << 24) as f32 - 0.5)
+                    * if name.ends_with("norm.weight") {
+                        0.2
+                    } else {
+                        2.0
+                    }
+                    + if name.ends_with("norm.weight") {
+                        1.0
+                    } else {
+                        0.0
+                    }
+            } else {
+                0.0
+            };
+            self.data
+                .extend(if ty == 0 { v.to_le_bytes() } else { [0u8; 4] });
+        }
+        self.data.extend(std::iter::repeat_n(0u8, n_bytes % 4));
         self.n_tensors += 1;
         self
     }
@@ -92,16 +115,16 @@ fn parse(bytes: Vec<u8>) -> Result<GgufFile, InferError> {
     GgufFile::read(&VecSource::new(bytes), "test.gguf")
 }
 
-/// A complete one-layer llama model (d=4, ff=8, 2 tokens) in F32.
+/// A complete one-layer model (d=8, 2 heads of 4, ff=8, 2 tokens) in F32.
 fn tiny_model(arch: &str, q_rows: u64) -> Builder {
-    let d = 4u64;
+    let d = 8u64;
     let f = |b: Builder, name: &str, dims: &[u64]| {
         let n: u64 = dims.iter().product();
         b.tensor(name, dims, 0, n as usize * 4)
     };
     let mut b = Builder::new()
         .kv_str("general.architecture", arch)
-        .kv_u32(&format!("{arch}.embedding_length"), 4)
+        .kv_u32(&format!("{arch}.embedding_length"), 8)
         .kv_u32(&format!("{arch}.block_count"), 1)
         .kv_u32(&format!("{arch}.feed_forward_length"), 8)
         .kv_u32(&format!("{arch}.attention.head_count"), 2)
@@ -132,7 +155,7 @@ fn load(bytes: Vec<u8>) -> Result<Model, InferError> {
 
 #[test]
 fn a_valid_tiny_model_loads_and_runs() {
-    let bytes = tiny_model("llama", 4).build(3);
+    let bytes = tiny_model("llama", 8).build(3);
     let g = parse(bytes.clone()).unwrap();
     assert_eq!(g.version, 3);
     assert_eq!(
@@ -146,12 +169,12 @@ fn a_valid_tiny_model_loads_and_runs() {
     assert_eq!(out.last_logits.len(), 2);
     assert_eq!(out.last_logits[0].len(), 2);
     // Version 2 has the same layout.
-    assert!(parse(tiny_model("llama", 4).build(2)).is_ok());
+    assert!(parse(tiny_model("llama", 8).build(2)).is_ok());
 }
 
 #[test]
 fn bad_magic() {
-    let mut bytes = tiny_model("llama", 4).build(3);
+    let mut bytes = tiny_model("llama", 8).build(3);
     bytes[..4].copy_from_slice(b"GGML");
     let e = parse(bytes).unwrap_err();
     assert!(matches!(e, InferError::BadMagic { .. }), "{e}");
@@ -163,7 +186,7 @@ fn bad_magic() {
 
 #[test]
 fn unsupported_version() {
-    let e = parse(tiny_model("llama", 4).build(1)).unwrap_err();
+    let e = parse(tiny_model("llama", 8).build(1)).unwrap_err();
     assert!(
         matches!(e, InferError::UnsupportedVersion { version: 1, .. }),
         "{e}"
@@ -172,7 +195,7 @@ fn unsupported_version() {
 
 #[test]
 fn truncation_at_every_length_is_an_error_not_a_panic() {
-    let bytes = tiny_model("llama", 4).build(3);
+    let bytes = tiny_model("llama", 8).build(3);
     for len in 0..bytes.len() {
         let r = parse(bytes[..len].to_vec());
         let e = r
@@ -209,7 +232,7 @@ fn unsupported_tensor_type_names_the_tensor_and_type() {
 
 #[test]
 fn unsupported_architecture() {
-    let e = load(tiny_model("gpt2", 4).build(3)).unwrap_err();
+    let e = load(tiny_model("gpt2", 8).build(3)).unwrap_err();
     assert!(
         matches!(e, InferError::UnsupportedArchitecture { ref arch, .. } if arch == "gpt2"),
         "{e}"
@@ -221,14 +244,14 @@ fn tensor_shape_contradicting_metadata() {
     let e = load(tiny_model("llama", 6).build(3)).unwrap_err();
     let msg = e.to_string();
     assert!(
-        msg.contains("blk.0.attn_q.weight") && msg.contains("[4, 6]") && msg.contains("[4, 4]"),
+        msg.contains("blk.0.attn_q.weight") && msg.contains("[8, 6]") && msg.contains("[8, 8]"),
         "{msg}"
     );
 }
 
 #[test]
 fn tensor_data_past_the_end_is_truncation() {
-    let mut bytes = tiny_model("llama", 4).build(3);
+    let mut bytes = tiny_model("llama", 8).build(3);
     bytes.truncate(bytes.len() - 1);
     let e = parse(bytes).unwrap_err();
     assert!(matches!(e, InferError::Truncated { .. }), "{e}");
@@ -256,7 +279,7 @@ fn absurd_counts_are_rejected_before_allocating() {
 fn corrupted_bytes_never_panic() {
     // Flip bytes all over a valid file: parsing, loading, tokenizer construction and a forward
     // pass either succeed or return an error.
-    let base = tiny_model("llama", 4).build(3);
+    let base = tiny_model("llama", 8).build(3);
     let mut state = 0x2545_F491_4F6C_DD1Du64;
     let mut next = || {
         state ^= state << 13;
@@ -280,4 +303,50 @@ fn corrupted_bytes_never_panic() {
             let _ = m.prefill(&[&[0, 1, 1]]);
         }
     }
+}
+
+#[test]
+fn smollm_and_mistral_are_llama_and_qwen2_uses_neox_rope() {
+    let logits = |arch: &str| {
+        let m = load(tiny_model(arch, 8).build(3)).unwrap();
+        m.prefill(&[&[0, 1, 1, 0]]).unwrap().last_logits.remove(0)
+    };
+    let llama = logits("llama");
+    assert!(llama.iter().any(|&v| v != 0.0));
+    assert_eq!(logits("smollm"), llama);
+    assert_eq!(logits("mistral"), llama);
+    // Same weights, other RoPE pairing: different logits.
+    assert_ne!(logits("qwen2"), llama);
+}
+
+/// A byte source that can only copy out ranges (like a browser `Blob`), never lend the whole file.
+struct CopyOnlySource(Vec<u8>);
+
+impl ragscope_infer::ByteSource for CopyOnlySource {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let s = offset as usize;
+        let src = self
+            .0
+            .get(s..s + buf.len())
+            .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::UnexpectedEof))?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+#[test]
+fn copy_only_sources_load_tensor_by_tensor_with_identical_results() {
+    let bytes = tiny_model("llama", 8).build(3);
+    let shared = load(bytes.clone()).unwrap();
+    let src = CopyOnlySource(bytes);
+    let g = GgufFile::read(&src, "blob.gguf").unwrap();
+    let copied = Model::load(&g, &src).unwrap();
+    let p: &[u32] = &[1, 0, 1];
+    assert_eq!(
+        shared.prefill(&[p]).unwrap().last_logits,
+        copied.prefill(&[p]).unwrap().last_logits
+    );
 }
