@@ -85,6 +85,93 @@ struct Batch<'a> {
 
 /// Causal attention for the rows `queries` (global token indices, each attending to its own
 /// prompt's tokens up to itself). Returns `queries.len() × (n_head·head_dim)`.
+struct HeadGeometry {
+    hd: usize,
+    q_dim: usize,
+    kv_dim: usize,
+    group: usize,
+    scale: f32,
+}
+
+/// Attention of one head for a block of query rows; returns `rows × hd`.
+#[inline(always)]
+fn attend(
+    g: &HeadGeometry,
+    batch: &Batch,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    queries: &[(usize, usize)],
+    h: usize,
+) -> Vec<f32> {
+    let (hd, q_dim, kv_dim) = (g.hd, g.q_dim, g.kv_dim);
+    let kvh = h / g.group;
+    let mut out = vec![0f32; queries.len() * hd];
+    let mut scores = Vec::new();
+    for (i, &(tok, prompt)) in queries.iter().enumerate() {
+        let start = batch.starts[prompt];
+        let qv = &q[tok * q_dim + h * hd..tok * q_dim + (h + 1) * hd];
+        scores.clear();
+        let mut max = f32::NEG_INFINITY;
+        for j in start..=tok {
+            let kv = &k[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
+            let s = dot(qv, kv) * g.scale;
+            max = max.max(s);
+            scores.push(s);
+        }
+        let mut sum = 0f64;
+        for s in scores.iter_mut() {
+            *s = (*s - max).exp();
+            sum += *s as f64;
+        }
+        let inv = (1.0 / sum) as f32;
+        let o = &mut out[i * hd..(i + 1) * hd];
+        for (jj, &p) in scores.iter().enumerate() {
+            let j = start + jj;
+            let vv = &v[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
+            let p = p * inv;
+            for (o, &x) in o.iter_mut().zip(vv) {
+                *o += p * x;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn attend_avx2(
+    g: &HeadGeometry,
+    batch: &Batch,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    queries: &[(usize, usize)],
+    h: usize,
+) -> Vec<f32> {
+    attend(g, batch, q, k, v, queries, h)
+}
+
+/// The same code compiled for AVX2 when the CPU has it (the default target is SSE2 only).
+fn attend_dispatch(
+    g: &HeadGeometry,
+    batch: &Batch,
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    queries: &[(usize, usize)],
+    h: usize,
+) -> Vec<f32> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports the features the function was compiled for.
+            return unsafe { attend_avx2(g, batch, q, k, v, queries, h) };
+        }
+    }
+    attend(g, batch, q, k, v, queries, h)
+}
+
 fn attention(
     model: &Model,
     batch: &Batch,
@@ -110,39 +197,16 @@ fn attention(
         }
         qi = end;
     }
+    let geo = HeadGeometry {
+        hd,
+        q_dim,
+        kv_dim,
+        group,
+        scale,
+    };
     let results = par_map(tasks.len(), |t| {
         let (q0, q1, h) = tasks[t];
-        let kvh = h / group;
-        let mut out = vec![0f32; (q1 - q0) * hd];
-        let mut scores = Vec::new();
-        for (i, &(tok, prompt)) in queries[q0..q1].iter().enumerate() {
-            let start = batch.starts[prompt];
-            let qv = &q[tok * q_dim + h * hd..tok * q_dim + (h + 1) * hd];
-            scores.clear();
-            let mut max = f32::NEG_INFINITY;
-            for j in start..=tok {
-                let kv = &k[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
-                let s = qv.iter().zip(kv).map(|(a, b)| a * b).sum::<f32>() * scale;
-                max = max.max(s);
-                scores.push(s);
-            }
-            let mut sum = 0f64;
-            for s in scores.iter_mut() {
-                *s = (*s - max).exp();
-                sum += *s as f64;
-            }
-            let inv = (1.0 / sum) as f32;
-            let o = &mut out[i * hd..(i + 1) * hd];
-            for (jj, &p) in scores.iter().enumerate() {
-                let j = start + jj;
-                let vv = &v[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
-                let p = p * inv;
-                for (o, &x) in o.iter_mut().zip(vv) {
-                    *o += p * x;
-                }
-            }
-        }
-        out
+        attend_dispatch(&geo, batch, q, k, v, &queries[q0..q1], h)
     });
     let mut y = vec![0f32; queries.len() * q_dim];
     for (t, out) in results.into_iter().enumerate() {
@@ -153,6 +217,24 @@ fn attention(
         }
     }
     y
+}
+
+/// Dot product with 8 independent partial sums, so the compiler can vectorize it.
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0f32; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for (x, y) in ra.iter().zip(rb) {
+        s += x * y;
+    }
+    s
 }
 
 fn silu(x: f32) -> f32 {

@@ -11,7 +11,7 @@ use super::parallel::{par_map, threads};
 use super::weights::Matrix;
 
 const ROW_BLOCK: usize = 32;
-const TOKEN_BLOCK: usize = 64;
+const TOKEN_BLOCK: usize = 256;
 const LANES: usize = 8;
 
 trait Madd {
@@ -180,9 +180,75 @@ mod avx2 {
     }
 }
 
+/// AVX-512 kernel: 4 weight rows × 4 tokens of 16-lane accumulators.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// The CPU must support AVX-512F. Slice sizes are checked as in the AVX2 kernel.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn block(
+        x: &[f32],
+        n_tok: usize,
+        w: &[f32],
+        n_rows: usize,
+        k: usize,
+        out: &mut [f32],
+    ) {
+        assert!(x.len() >= n_tok * k && w.len() >= n_rows * k && out.len() >= n_tok * n_rows);
+        if n_tok == 0 || n_rows == 0 {
+            return;
+        }
+        let k16 = k / 16 * 16;
+        let mut t = 0;
+        while t < n_tok {
+            let nt = (n_tok - t).min(4);
+            let xp = [0usize, 1, 2, 3].map(|i| x[(t + i.min(nt - 1)) * k..].as_ptr());
+            let mut r = 0;
+            while r < n_rows {
+                let nr = (n_rows - r).min(4);
+                let wp = [0usize, 1, 2, 3].map(|i| w[(r + i.min(nr - 1)) * k..].as_ptr());
+                let mut acc = [[_mm512_setzero_ps(); 4]; 4];
+                let mut c = 0;
+                while c < k16 {
+                    // SAFETY: c + 16 <= k and every pointer starts a row of k floats.
+                    let xs = unsafe { [0, 1, 2, 3].map(|j| _mm512_loadu_ps(xp[j].add(c))) };
+                    for i in 0..4 {
+                        // SAFETY: as above.
+                        let wv = unsafe { _mm512_loadu_ps(wp[i].add(c)) };
+                        for j in 0..4 {
+                            acc[i][j] = _mm512_fmadd_ps(wv, xs[j], acc[i][j]);
+                        }
+                    }
+                    c += 16;
+                }
+                for (i, acc_row) in acc.iter().enumerate().take(nr) {
+                    let wrow = &w[(r + i) * k..(r + i + 1) * k];
+                    for (j, &a) in acc_row.iter().enumerate().take(nt) {
+                        let xrow = &x[(t + j) * k..(t + j + 1) * k];
+                        let mut s = _mm512_reduce_add_ps(a);
+                        for cc in k16..k {
+                            s = wrow[cc].mul_add(xrow[cc], s);
+                        }
+                        out[(t + j) * n_rows + r + i] = s;
+                    }
+                }
+                r += 4;
+            }
+            t += 4;
+        }
+    }
+}
+
 fn block_dispatch(x: &[f32], n_tok: usize, w: &[f32], n_rows: usize, k: usize, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports the feature the function was compiled for.
+            unsafe { avx512::block(x, n_tok, w, n_rows, k, out) };
+            return;
+        }
         if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             // SAFETY: the CPU supports the features the function was compiled for.
             unsafe { avx2::block(x, n_tok, w, n_rows, k, out) };
@@ -263,6 +329,18 @@ mod tests {
             block::<Plain>(&x, n_tok, &w, n_rows, k, &mut portable);
             let mut dispatched = vec![0f32; n_tok * n_rows];
             block_dispatch(&x, n_tok, &w, n_rows, k, &mut dispatched);
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                let mut a2 = vec![0f32; n_tok * n_rows];
+                // SAFETY: features checked just above.
+                unsafe { avx2::block(&x, n_tok, &w, n_rows, k, &mut a2) };
+                for i in 0..want.len() {
+                    assert!(
+                        (a2[i] as f64 - want[i]).abs() < 1e-5,
+                        "avx2 {n_tok}x{n_rows}x{k} [{i}]"
+                    );
+                }
+            }
             for i in 0..want.len() {
                 assert!(
                     (portable[i] as f64 - want[i]).abs() < 1e-5,
