@@ -5,7 +5,7 @@
 //! attention stays within each prompt and positions restart at 0 for each.
 
 use super::config::RopeLayout;
-use super::matmul::matmul;
+use super::matmul::{gemm_nt, matmul};
 use super::parallel::par_map;
 use super::{Layer, Model, PrefillOutput};
 
@@ -93,8 +93,9 @@ struct HeadGeometry {
     scale: f32,
 }
 
-/// Attention of one head for a block of query rows; returns `rows × hd`.
-#[inline(always)]
+/// Attention of one head for a block of query rows of one prompt; returns `rows × hd`.
+/// Scores and the weighted sum of values run through the matmul kernel on packed copies of
+/// the head's Q, K and Vᵀ (keys up to the block's last query; later keys are masked).
 fn attend(
     g: &HeadGeometry,
     batch: &Batch,
@@ -106,70 +107,47 @@ fn attend(
 ) -> Vec<f32> {
     let (hd, q_dim, kv_dim) = (g.hd, g.q_dim, g.kv_dim);
     let kvh = h / g.group;
-    let mut out = vec![0f32; queries.len() * hd];
-    let mut scores = Vec::new();
-    for (i, &(tok, prompt)) in queries.iter().enumerate() {
-        let start = batch.starts[prompt];
-        let qv = &q[tok * q_dim + h * hd..tok * q_dim + (h + 1) * hd];
-        scores.clear();
+    let n_q = queries.len();
+    let start = batch.starts[queries[0].1];
+    let last = queries.iter().map(|&(t, _)| t).max().unwrap_or(start);
+    let n_k = last + 1 - start;
+    let mut qh = Vec::with_capacity(n_q * hd);
+    for &(tok, _) in queries {
+        qh.extend_from_slice(&q[tok * q_dim + h * hd..tok * q_dim + (h + 1) * hd]);
+    }
+    let mut kh = Vec::with_capacity(n_k * hd);
+    let mut vt = vec![0f32; hd * n_k];
+    for j in 0..n_k {
+        let row = (start + j) * kv_dim + kvh * hd;
+        kh.extend_from_slice(&k[row..row + hd]);
+        for (d, &x) in v[row..row + hd].iter().enumerate() {
+            vt[d * n_k + j] = x;
+        }
+    }
+    let mut scores = vec![0f32; n_q * n_k];
+    gemm_nt(&qh, n_q, &kh, n_k, hd, &mut scores);
+    for (i, &(tok, _)) in queries.iter().enumerate() {
+        let row = &mut scores[i * n_k..(i + 1) * n_k];
+        let visible = tok + 1 - start;
         let mut max = f32::NEG_INFINITY;
-        for j in start..=tok {
-            let kv = &k[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
-            let s = dot(qv, kv) * g.scale;
-            max = max.max(s);
-            scores.push(s);
+        for s in row[..visible].iter_mut() {
+            *s *= g.scale;
+            max = max.max(*s);
         }
         let mut sum = 0f64;
-        for s in scores.iter_mut() {
+        for s in row[..visible].iter_mut() {
             *s = (*s - max).exp();
             sum += *s as f64;
         }
         let inv = (1.0 / sum) as f32;
-        let o = &mut out[i * hd..(i + 1) * hd];
-        for (jj, &p) in scores.iter().enumerate() {
-            let j = start + jj;
-            let vv = &v[j * kv_dim + kvh * hd..j * kv_dim + (kvh + 1) * hd];
-            let p = p * inv;
-            for (o, &x) in o.iter_mut().zip(vv) {
-                *o += p * x;
-            }
+        for s in row[..visible].iter_mut() {
+            *s *= inv;
         }
+        row[visible..].fill(0.0);
     }
+    let mut out = vec![0f32; n_q * hd];
+    gemm_nt(&scores, n_q, &vt, hd, n_k, &mut out);
     out
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn attend_avx2(
-    g: &HeadGeometry,
-    batch: &Batch,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    queries: &[(usize, usize)],
-    h: usize,
-) -> Vec<f32> {
-    attend(g, batch, q, k, v, queries, h)
-}
-
-/// The same code compiled for AVX2 when the CPU has it (the default target is SSE2 only).
-fn attend_dispatch(
-    g: &HeadGeometry,
-    batch: &Batch,
-    q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    queries: &[(usize, usize)],
-    h: usize,
-) -> Vec<f32> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-            // SAFETY: the CPU supports the features the function was compiled for.
-            return unsafe { attend_avx2(g, batch, q, k, v, queries, h) };
-        }
-    }
-    attend(g, batch, q, k, v, queries, h)
 }
 
 fn attention(
@@ -186,12 +164,16 @@ fn attention(
     let kv_dim = n_kv * hd;
     let group = n_head / n_kv;
     let scale = 1.0 / (hd as f32).sqrt();
-    // One task per (query row, head) would be too fine; one per head and query block of a prompt.
+    // One task per head and block of up to QB query rows of the same prompt.
     const QB: usize = 32;
     let mut tasks = Vec::new();
     let mut qi = 0;
     while qi < queries.len() {
-        let end = (qi + QB).min(queries.len());
+        let prompt = queries[qi].1;
+        let mut end = qi + 1;
+        while end < queries.len() && end - qi < QB && queries[end].1 == prompt {
+            end += 1;
+        }
         for h in 0..n_head {
             tasks.push((qi, end, h));
         }
@@ -206,7 +188,7 @@ fn attention(
     };
     let results = par_map(tasks.len(), |t| {
         let (q0, q1, h) = tasks[t];
-        attend_dispatch(&geo, batch, q, k, v, &queries[q0..q1], h)
+        attend(&geo, batch, q, k, v, &queries[q0..q1], h)
     });
     let mut y = vec![0f32; queries.len() * q_dim];
     for (t, out) in results.into_iter().enumerate() {
@@ -217,24 +199,6 @@ fn attention(
         }
     }
     y
-}
-
-/// Dot product with 8 independent partial sums, so the compiler can vectorize it.
-#[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; 8];
-    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-    let (ra, rb) = (ca.remainder(), cb.remainder());
-    for (x, y) in ca.zip(cb) {
-        for l in 0..8 {
-            acc[l] += x[l] * y[l];
-        }
-    }
-    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for (x, y) in ra.iter().zip(rb) {
-        s += x * y;
-    }
-    s
 }
 
 fn silu(x: f32) -> f32 {

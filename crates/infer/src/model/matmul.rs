@@ -241,6 +241,19 @@ mod avx512 {
     }
 }
 
+/// `out (n_tok × n_rows) = x (n_tok × k) · w (n_rows × k)ᵀ` for f32 operands, on the calling
+/// thread (used inside already-parallel attention tasks).
+pub(crate) fn gemm_nt(
+    x: &[f32],
+    n_tok: usize,
+    w: &[f32],
+    n_rows: usize,
+    k: usize,
+    out: &mut [f32],
+) {
+    block_dispatch(x, n_tok, w, n_rows, k, out)
+}
+
 fn block_dispatch(x: &[f32], n_tok: usize, w: &[f32], n_rows: usize, k: usize, out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
