@@ -17,6 +17,10 @@ What it writes (all deterministic, seeded):
                          the quantized file itself is recorded too, to report how far it drifts.
   * summary.json       - what was generated, and the twin-vs-quantized deviation per model.
 
+llama-f32.json also holds llama.cpp's p(NO-RESPONSE) for every passage of the UDCG anchor data
+(<repo>/../shared/data/udcg/dataset_with_scores.json), which crates/cli's tests use.
+Models are loaded with `use_extra_bufts = false` (see _no_extra_buffers).
+
 Random weights need realistic scales or every logit is equal (REFERENCE.md section 10): norm
 weights ~1, embeddings ~N(0,1), projections ~N(0, 1/fan_in), output ~4/sqrt(d).
 """
