@@ -7,19 +7,41 @@ use crate::gguf::{dequantize_row, ByteSource, GgmlType, GgufFile, TensorBytes};
 /// A matrix of `rows` output rows, each `cols` weights long (ggml dims `[cols, rows]`).
 #[derive(Debug, Clone)]
 pub struct Matrix {
-    pub name: String,
-    pub ty: GgmlType,
-    pub rows: usize,
-    pub cols: usize,
-    pub bytes: TensorBytes,
+    pub(crate) name: String,
+    pub(crate) ty: GgmlType,
+    pub(crate) rows: usize,
+    pub(crate) cols: usize,
+    pub(crate) bytes: TensorBytes,
 }
 
 impl Matrix {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn ty(&self) -> GgmlType {
+        self.ty
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// The raw GGUF bytes (rows × `row_bytes()`), e.g. for upload to a GPU.
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.as_slice()
+    }
+
     pub fn row_bytes(&self) -> usize {
         self.ty.row_bytes(self.cols)
     }
 
-    /// Dequantizes rows `start..start + out.len() / cols` into `out`.
+    /// Dequantizes rows `start..start + out.len() / cols` into `out` (the range must lie within
+    /// the matrix; shapes and byte lengths were validated when it was loaded).
     pub fn dequantize_rows(&self, start: usize, out: &mut [f32]) {
         let rb = self.row_bytes();
         let n = out.len() / self.cols;
