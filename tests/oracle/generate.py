@@ -103,6 +103,12 @@ HARD_STRINGS = [
     "Mixed <|im_end|>in the middle<|eot_id|>and<|endoftext|> end",
     "<|im_start|><|im_start|>",
     "Document: Paris is the capital and most populous city of France.\nQuestion: What is the capital of France?\nAnswer:",
+    "no\u00a0break\u00a0spaces\u3000ideographic\u2028line\u2029para \u00a0 x",
+    "combining e\u0301 a\u0308 n\u0303, zwj a\u200db, zwnj a\u200cb, bom \ufeffx",
+    "'s 'S ''' ' 'll 'LL x's X'S",
+    "digits \u0661\u0662\u0663 \u00b2\u00b3 \u216b \u2460 \uff11\uff12 1\u00bd",
+    "    \n\n    \t\t  \r\n \n  end",
+    "a" * 300 + " " + "ab" * 100,
 ]
 
 QA = [
