@@ -180,7 +180,7 @@ mod avx2 {
     }
 }
 
-/// AVX-512 kernel: 4 weight rows × 4 tokens of 16-lane accumulators.
+/// AVX-512 kernel: 4 weight rows × 6 tokens of 16-lane accumulators (24 of the 32 zmm registers).
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
     use std::arch::x86_64::*;
@@ -203,21 +203,21 @@ mod avx512 {
         let k16 = k / 16 * 16;
         let mut t = 0;
         while t < n_tok {
-            let nt = (n_tok - t).min(4);
-            let xp = [0usize, 1, 2, 3].map(|i| x[(t + i.min(nt - 1)) * k..].as_ptr());
+            let nt = (n_tok - t).min(6);
+            let xp = [0usize, 1, 2, 3, 4, 5].map(|i| x[(t + i.min(nt - 1)) * k..].as_ptr());
             let mut r = 0;
             while r < n_rows {
                 let nr = (n_rows - r).min(4);
                 let wp = [0usize, 1, 2, 3].map(|i| w[(r + i.min(nr - 1)) * k..].as_ptr());
-                let mut acc = [[_mm512_setzero_ps(); 4]; 4];
+                let mut acc = [[_mm512_setzero_ps(); 6]; 4];
                 let mut c = 0;
                 while c < k16 {
                     // SAFETY: c + 16 <= k and every pointer starts a row of k floats.
-                    let xs = unsafe { [0, 1, 2, 3].map(|j| _mm512_loadu_ps(xp[j].add(c))) };
+                    let xs = unsafe { [0, 1, 2, 3, 4, 5].map(|j| _mm512_loadu_ps(xp[j].add(c))) };
                     for i in 0..4 {
                         // SAFETY: as above.
                         let wv = unsafe { _mm512_loadu_ps(wp[i].add(c)) };
-                        for j in 0..4 {
+                        for j in 0..6 {
                             acc[i][j] = _mm512_fmadd_ps(wv, xs[j], acc[i][j]);
                         }
                     }
@@ -236,7 +236,7 @@ mod avx512 {
                 }
                 r += 4;
             }
-            t += 4;
+            t += 6;
         }
     }
 }
