@@ -3,9 +3,10 @@
 //!
 //! Work is tiled over (row block × token block): each task dequantizes its rows once into an f32
 //! scratch buffer (kept in L2) and reuses them for every token of its block, so weights are never
-//! expanded to f32 as a whole. The inner kernel computes 2 tokens × 4 rows with 8-lane
-//! accumulators that LLVM vectorizes; on x86-64 with AVX2+FMA a `target_feature` copy of the same
-//! code is selected at run time.
+//! expanded to f32 as a whole. On x86-64 an AVX-512 (4 rows × 6 tokens) or AVX2+FMA (4 rows ×
+//! 3 tokens) intrinsics kernel is picked at run time; elsewhere (wasm32 included) a portable
+//! kernel computes 2 tokens × 4 rows with 8-lane accumulators that LLVM vectorizes. Attention
+//! reuses the same kernels (`gemm_nt`).
 
 use super::parallel::{par_map, threads};
 use super::weights::Matrix;
