@@ -244,7 +244,8 @@ def encode_tensor(arr, qtype, rng, scale):
 
 class Spec:
     def __init__(self, name, arch, pre, tokenizer, template, default_qtype, qtypes=None, tied=False,
-                 rope_freqs=False, rope_base=10000.0, qkv_bias=False, add_bos=None, rope_linear=None):
+                 rope_freqs=False, rope_base=10000.0, qkv_bias=False, add_bos=None, rope_linear=None,
+                 llama_quantize=None):
         self.name = name
         self.arch = arch
         self.pre = pre
@@ -258,9 +259,13 @@ class Spec:
         self.qkv_bias = qkv_bias
         self.add_bos = add_bos
         self.rope_linear = rope_linear
+        # A llama.cpp ftype: the F32 model is written, then quantized by llama.cpp itself.
+        self.llama_quantize = llama_quantize
 
     @property
     def quantized(self):
+        if self.llama_quantize:
+            return True
         all_types = {self.default_qtype, *self.qtypes.values()}
         return bool(all_types - {QT.F32})
 
@@ -280,6 +285,8 @@ SPECS = [
     Spec("llama-bf16-q6k", "llama", "gpt-2", "bpe", "llama3.jinja", QT.BF16,
          qtypes={"ffn_down": QT.Q6_K}),
     Spec("llama-spm", "llama", None, "spm", "mistral.jinja", QT.F16),
+    # "Q4_K_M" as llama.cpp's quantizer writes it for rows that are not multiples of 256.
+    Spec("llama-q4km-llamacpp", "llama", "llama-bpe", "bpe", "llama3.jinja", QT.F32, llama_quantize=15),
 ]
 VOCAB_ONLY = [("vocab-default", "default"), ("vocab-gpt2", "gpt-2")]
 
@@ -344,6 +351,28 @@ def write_gguf(path, spec, vocab, weights, twin):
         w.write_kv_data_to_file()
         w.write_tensors_to_file()
         w.close()
+
+
+def llama_cpp_quantize(spec, vocab, weights, path, twin, tmp):
+    """Writes the F32 model, quantizes it with llama.cpp's own quantizer into `path`, and writes
+    the dequantized F32 twin of what llama.cpp produced."""
+    import ctypes
+    import llama_cpp
+
+    f32 = os.path.join(tmp, spec.name + "-source-f32.gguf")
+    write_gguf(f32, spec, vocab, weights, None)
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = spec.llama_quantize
+    params.nthread = 2
+    if llama_cpp.llama_model_quantize(f32.encode(), path.encode(), ctypes.byref(params)) != 0:
+        raise RuntimeError("llama_model_quantize failed")
+    deq = {}
+    for t in gguf.GGUFReader(path).tensors:
+        shape = tuple(int(d) for d in reversed(t.shape))
+        arr = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32).reshape(shape)
+        deq[t.name] = (arr, None, arr, shape)
+    write_gguf(twin, spec, vocab, deq, None)
+    return deq
 
 
 def make_weights(spec, n_vocab):
@@ -459,7 +488,10 @@ def model_fixture(spec, vocab, out_dir, tmp):
     weights = make_weights(spec, len(tokens))
     path = os.path.join(out_dir, spec.name + ".gguf")
     twin = os.path.join(tmp, spec.name + "-f32.gguf") if spec.quantized else None
-    write_gguf(path, spec, vocab, weights, twin)
+    if spec.llama_quantize:
+        weights = llama_cpp_quantize(spec, vocab, weights, path, twin, tmp)
+    else:
+        write_gguf(path, spec, vocab, weights, twin)
 
     llm = llama(path)
     assert llm.n_vocab() == len(tokens)
@@ -495,6 +527,8 @@ def model_fixture(spec, vocab, out_dir, tmp):
 
     weight_types = sorted({QT(raw).name if raw is not None else ("F16" if data.dtype == np.float16 else "F32")
                            for data, raw, _, shape in weights.values() if len(shape) == 2})
+    if spec.llama_quantize:
+        weight_types = sorted({t.tensor_type.name for t in gguf.GGUFReader(path).tensors if len(t.shape) == 2})
     anchor = None
     if spec.name == ANCHOR_MODEL:
         # p(NO-RESPONSE) for every passage of the UDCG anchor data, for the CLI's tests.
