@@ -32,6 +32,8 @@ enum Command {
     Correlate(commands::correlate::Args),
     /// Learn UDCGθ weights (linear pairwise ranking SVM) from context sets with outcomes
     UdcgTrain(commands::correlate::TrainArgs),
+    /// Passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG, computed with a local GGUF model.
+    Utility(commands::utility::Args),
 }
 
 fn main() -> ExitCode {
@@ -42,5 +44,6 @@ fn main() -> ExitCode {
         Command::Compare(args) => commands::compare::run(args),
         Command::Correlate(args) => commands::correlate::run(args),
         Command::UdcgTrain(args) => commands::correlate::train(args),
+        Command::Utility(args) => commands::utility::run(args),
     }
 }

@@ -6,3 +6,4 @@ pub mod correlate;
 pub mod eval;
 pub mod trec_eval;
 pub mod udcg;
+pub mod utility;
