@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::formats::{Qrels, Run};
+use crate::formats::{Qrels, QrelsTopic, Run};
 use crate::measures::topic::{ranked_rels, TopicEval};
 use crate::measures::{Measure, RankingOptions};
 use crate::rag::utilities_tsv::Utilities;
@@ -139,6 +139,66 @@ pub fn evaluate_with(
     measures: &[Measure],
     opts: &EvalOptions,
 ) -> Results {
+    let all = qrels.topics();
+    // Natively, many topics are scored on two threads (each topic is independent) and the
+    // halves concatenated, so the order and every value are the serial ones.
+    #[cfg(not(target_arch = "wasm32"))]
+    let scored = if all.len() >= 64 && crate::formats::parallel::threads() > 1 {
+        let (first, second) = all.split_at(all.len() / 2);
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| score_topics(second, run, measures, opts));
+            let mut a = score_topics(first, run, measures, opts);
+            let b = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            a.append(b);
+            a
+        })
+    } else {
+        score_topics(all, run, measures, opts)
+    };
+    #[cfg(target_arch = "wasm32")]
+    let scored = score_topics(all, run, measures, opts);
+    let Scored {
+        topics,
+        values,
+        unjudged,
+    } = scored;
+    Results {
+        run: run.run_id().to_string(),
+        measures: measures.to_vec(),
+        topics,
+        values,
+        unjudged,
+    }
+}
+
+/// The scores of a contiguous range of qrels topics.
+struct Scored {
+    topics: Vec<String>,
+    values: Vec<Vec<f64>>,
+    unjudged: Vec<usize>,
+}
+
+impl Scored {
+    #[cfg(not(target_arch = "wasm32"))]
+    fn append(&mut self, other: Scored) {
+        self.topics.extend(other.topics);
+        for (mine, theirs) in self.values.iter_mut().zip(other.values) {
+            mine.extend(theirs);
+        }
+        for (mine, theirs) in self.unjudged.iter_mut().zip(other.unjudged) {
+            *mine += theirs;
+        }
+    }
+}
+
+fn score_topics(
+    qrels_topics: &[QrelsTopic],
+    run: &Run,
+    measures: &[Measure],
+    opts: &EvalOptions,
+) -> Scored {
     let ranking = RankingOptions {
         max_docs: opts.max_docs,
         ..RankingOptions::default()
@@ -152,7 +212,7 @@ pub fn evaluate_with(
     let mut levels: Vec<i32> = measures.iter().map(|m| m.level()).collect();
     levels.sort_unstable();
     levels.dedup();
-    for qt in qrels.topics() {
+    for qt in qrels_topics {
         let run_topic = run.topic(qt.qid());
         match run_topic {
             Some(rt) => ranked_rels(run, rt, qt, &ranking, &mut scratch, &mut rels),
@@ -205,9 +265,7 @@ pub fn evaluate_with(
         }
         topics.push(qt.qid().to_string());
     }
-    Results {
-        run: run.run_id().to_string(),
-        measures: measures.to_vec(),
+    Scored {
         topics,
         values,
         unjudged,

@@ -8,7 +8,7 @@ mod error;
 mod hash;
 mod lines;
 #[cfg(not(target_arch = "wasm32"))]
-mod parallel;
+pub(crate) mod parallel;
 mod prefs;
 mod qrels;
 mod run;
