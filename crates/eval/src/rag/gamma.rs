@@ -111,7 +111,8 @@ impl FromStr for Gamma {
 }
 
 impl fmt::Display for Gamma {
-    /// A decimal when the fraction has one (denominator 2^a·5^b), else `num/den`.
+    /// A decimal when the fraction has one of at most 9 places (denominator 2^a·5^b), else
+    /// `num/den`, so that the text always parses back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut rest = self.den;
         let (mut twos, mut fives) = (0u32, 0u32);
@@ -123,10 +124,11 @@ impl fmt::Display for Gamma {
             rest /= 5;
             fives += 1;
         }
-        if rest != 1 {
+        let places = twos.max(fives);
+        // The parser reads at most 9 decimals (and 10^places must fit in u64 below).
+        if rest != 1 || places > 9 {
             return write!(f, "{}/{}", self.num, self.den);
         }
-        let places = twos.max(fives);
         if places == 0 {
             return write!(f, "{}", self.num);
         }
