@@ -88,7 +88,7 @@ def main():
 
     tools = {
         "ragscope trec-eval": [a.ragscope, "trec-eval", *MEASURES_TREC, qrels_path, run_path],
-        "ragscope trec-eval (1 thread)": [a.ragscope, "trec-eval", "--threads", "1", *MEASURES_TREC, qrels_path, run_path],
+        "ragscope eval": [a.ragscope, "eval", "--qrels", qrels_path, "--measures", "nDCG@10,MAP,MRR,P@10,R@100", run_path],
         "pytrec_eval": [sys.executable, "-c", PYTREC, qrels_path, run_path],
         "ranx (threads=1)": [sys.executable, "-c", RANX, qrels_path, run_path],
     }
@@ -109,7 +109,8 @@ def main():
         med = statistics.median(walls[name])
         print(f"{name:32} {med:9.3f} {base / med:14.1f}x {rss[name] / 1e6:12.1f} {rss[name] / size:15.2f}")
     if a.wasm_node:
-        native = statistics.median(walls["ragscope trec-eval (1 thread)"])
+        # ragscope's native engine is single-threaded, like the wasm build.
+        native = statistics.median(walls["ragscope eval"])
         print(f"\nwasm (node) / native single-threaded: {statistics.median(walls['ragscope wasm (node)']) / native:.2f}x")
     print(json.dumps({n: statistics.median(w) for n, w in walls.items()}))
 

@@ -3,7 +3,7 @@
 const fs = require('node:fs');
 const { evaluate } = require('./ragscope_js.js');
 const [qrelsPath, runPath] = process.argv.slice(2);
-const qrels = fs.readFileSync(qrelsPath, 'utf8');
-const run = fs.readFileSync(runPath, 'utf8');
+const qrels = fs.readFileSync(qrelsPath);
+const run = fs.readFileSync(runPath);
 const scores = evaluate(qrels, { bench: run }, ['nDCG@10', 'MAP', 'MRR', 'P@10', 'R@100']);
 console.log(JSON.stringify(scores[0].means));

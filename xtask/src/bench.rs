@@ -8,7 +8,8 @@ use std::process::Command;
 pub fn bench(args: &[String]) -> Result {
     match args.first().map(String::as_str) {
         Some("metrics") => metrics(),
-        Some(other @ ("udcg" | "infer")) => Err(format!("bench `{other}` is not built yet")),
+        Some("udcg") => udcg(),
+        Some("infer") => infer(),
         Some(other) => Err(format!("unknown bench `{other}`: metrics|udcg|infer")),
         None => Err("usage: cargo xtask bench metrics|udcg|infer".into()),
     }
@@ -52,4 +53,90 @@ fn metrics() -> Result {
         .arg(bench_dir().join("metrics"));
     c.arg("--wasm-node").arg(node_dir.join("bench.cjs"));
     run(&mut c)
+}
+
+fn udcg() -> Result {
+    step("bench udcg: UDCG + classic metrics + correlations, 10k -> 5M passages");
+    run(cmd::cargo().args([
+        "run",
+        "--release",
+        "-p",
+        "ragscope-eval",
+        "--example",
+        "bench_udcg",
+    ]))
+}
+
+/// Prefill tokens/s of the CPU engine vs llama-cpp-python on the same random-weight model with
+/// SmolLM2-135M's shapes in Q8_0 and the same prompts, at 1 and 2 threads, alternating runs.
+fn infer() -> Result {
+    let python = crate::test::venv(&root().join("tests/oracle"))?;
+    let dir = bench_dir().join("infer");
+    step("building the prefill bench (release)");
+    run(cmd::cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "ragscope-infer",
+        "--example",
+        "prefill_bench",
+    ]))?;
+    let ours = root().join("target/release/examples/prefill_bench");
+    let model = dir.join("smollm2-135m-shape-q8_0.gguf");
+    let prompts = dir.join("prompts.json");
+    println!(
+        "\n{:>8} {:>22} {:>22} {:>10}",
+        "threads", "llama.cpp tokens/s", "ragscope tokens/s", "ratio"
+    );
+    for threads in [1, 2] {
+        let (mut theirs, mut mine) = (Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let out = cmd::output(
+                Command::new(&python)
+                    .arg(root().join("tests/oracle/bench_llama_cpp.py"))
+                    .arg("--out")
+                    .arg(&dir)
+                    .args([
+                        "--threads",
+                        &threads.to_string(),
+                        "--prompts",
+                        "8",
+                        "--tokens",
+                        "256",
+                    ]),
+            )
+            .ok_or("llama.cpp bench failed")?;
+            theirs.push(tokens_per_s(&out)?);
+            let out = cmd::output(
+                Command::new(&ours)
+                    .arg("--model")
+                    .arg(&model)
+                    .args(["--threads", &threads.to_string(), "--prompts-file"])
+                    .arg(&prompts),
+            )
+            .ok_or("prefill_bench failed")?;
+            mine.push(tokens_per_s(&out)?);
+        }
+        let (t, m) = (median(theirs), median(mine));
+        println!("{threads:>8} {t:>22.1} {m:>22.1} {:>9.2}x", m / t);
+    }
+    Ok(())
+}
+
+fn tokens_per_s(json_line: &str) -> Result<f64> {
+    let key = "\"tokens_per_s\":";
+    let at = json_line
+        .rfind(key)
+        .ok_or_else(|| format!("no tokens_per_s in: {json_line}"))?;
+    let rest = json_line[at + key.len()..].trim_start();
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end]
+        .trim()
+        .parse()
+        .map_err(|e| format!("tokens_per_s: {e}"))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }

@@ -87,15 +87,24 @@ fn fuzz() -> Result {
         .ok_or("`cargo fuzz list` failed")?;
     for target in targets.lines().map(str::trim).filter(|t| !t.is_empty()) {
         step(&format!("fuzzing {target} for {FUZZ_SECONDS} s"));
-        let mut c = cmd::cargo();
-        match tools::fuzz_toolchain() {
+        // `cargo xtask` runs under the stable toolchain's own cargo (not rustup's proxy), so
+        // the nightly one is reached through `rustup run`.
+        let mut c = match tools::fuzz_toolchain() {
             tools::FuzzToolchain::Nightly => {
-                c.arg("+nightly");
+                let mut c = Command::new("rustup");
+                c.args(["run", "nightly", "cargo"]);
+                c
             }
             tools::FuzzToolchain::BootstrapStable => {
+                let mut c = cmd::cargo();
                 c.env("RUSTC_BOOTSTRAP", "1");
+                c
             }
-        }
+        };
+        c.env_remove("RUSTUP_TOOLCHAIN")
+            .env_remove("CARGO")
+            .env_remove("RUSTC")
+            .env_remove("RUSTDOC");
         // Each target gets its own corpus folder under fuzz/corpus (git-ignored), seeded
         // from fuzz/seeds/<target> when present, so runs start from real files.
         let corpus = fuzz_dir.join("corpus").join(target);
@@ -133,32 +142,47 @@ fn browser_e2e() -> Result {
         .env("RAGSCOPE_ARTIFACTS", root().join("target/e2e-artifacts")))
 }
 
-/// Regenerates the committed fixtures from their Python oracles, each in its own venv.
+/// Regenerates the committed fixtures from their Python oracles, each folder in its own venv.
 pub fn oracle() -> Result {
+    // (oracle folder, script, fixture folder it writes)
     let oracles = [
-        ("tests/oracle/stats", "crates/eval/tests/fixtures/stats"),
-        ("tests/oracle", "crates/infer/tests/fixtures"),
+        (
+            "tests/oracle/stats",
+            "generate.py",
+            "crates/eval/tests/fixtures/stats",
+        ),
+        (
+            "tests/oracle/stats",
+            "generate_svm.py",
+            "crates/eval/tests/fixtures/rag",
+        ),
+        (
+            "tests/oracle/stats",
+            "generate_study.py",
+            "crates/eval/tests/fixtures/rag",
+        ),
+        ("tests/oracle", "generate.py", "crates/infer/tests/fixtures"),
     ];
-    for (dir, out) in oracles {
-        let dir = root().join(dir);
-        let script = dir.join("generate.py");
-        if !script.exists() {
-            eprintln!("skipping {}: no generate.py", dir.display());
-            continue;
-        }
-        step(&format!("oracle {}", dir.display()));
-        let venv = dir.join(".venv");
-        if !venv.join("bin/python").exists() {
-            run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        }
-        run(Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", "-r"])
-            .arg(dir.join("requirements.txt")))?;
-        run(Command::new(venv.join("bin/python"))
-            .arg(&script)
+    for (dir, script, out) in oracles {
+        let python = venv(&root().join(dir))?;
+        step(&format!("oracle {dir}/{script} -> {out}"));
+        run(Command::new(python)
+            .arg(root().join(dir).join(script))
             .arg("--out")
             .arg(root().join(out))
             .current_dir(root()))?;
     }
     Ok(())
+}
+
+/// A venv in `dir/.venv` (git-ignored) with `dir/requirements.txt` installed.
+pub fn venv(dir: &std::path::Path) -> Result<std::path::PathBuf> {
+    let venv = dir.join(".venv");
+    if !venv.join("bin/python").exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    }
+    run(Command::new(venv.join("bin/pip"))
+        .args(["install", "-q", "--disable-pip-version-check", "-r"])
+        .arg(dir.join("requirements.txt")))?;
+    Ok(venv.join("bin/python"))
 }

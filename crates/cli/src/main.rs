@@ -23,12 +23,17 @@ enum Command {
     TrecEval(commands::trec_eval::Args),
     /// Score one or more runs side by side on named measures (nDCG@10, MAP, ...).
     Eval(commands::eval::Args),
-    /// Fill the `udcg` field of a UDCG reference JSON file for every model present
+    /// UDCG of runs (with --qrels and --utilities), or fill the `udcg` field of a UDCG
+    /// reference JSON file for every model present
     Udcg(commands::udcg::Args),
+    /// Compare runs with a baseline on named measures, with corrected significance tests
+    Compare(commands::compare::Args),
     /// Correlate retrieval metrics with end-to-end RAG outcomes (paper §7.2, Table 3)
     Correlate(commands::correlate::Args),
     /// Learn UDCGθ weights (linear pairwise ranking SVM) from context sets with outcomes
     UdcgTrain(commands::correlate::TrainArgs),
+    /// Passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG, computed with a local GGUF model.
+    Utility(commands::utility::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,7 +41,9 @@ fn main() -> ExitCode {
         Command::TrecEval(args) => commands::trec_eval::run(args),
         Command::Eval(args) => commands::eval::run(args),
         Command::Udcg(args) => commands::udcg::run(args),
+        Command::Compare(args) => commands::compare::run(args),
         Command::Correlate(args) => commands::correlate::run(args),
         Command::UdcgTrain(args) => commands::correlate::train(args),
+        Command::Utility(args) => commands::utility::run(args),
     }
 }

@@ -1,22 +1,33 @@
 //! The library entry point: evaluate a run against qrels for a list of measures.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
-use crate::formats::{Qrels, Run};
+use crate::formats::{Qrels, QrelsTopic, Run};
 use crate::measures::topic::{ranked_rels, TopicEval};
 use crate::measures::{Measure, RankingOptions};
+use crate::rag::utilities_tsv::Utilities;
 
 /// Measures the app shows when the user has not picked any.
 pub const DEFAULT_MEASURES: &[&str] = &["MAP", "MRR", "nDCG@10", "P@10", "R@100", "bpref", "Rprec"];
 
-/// Which topics are scored.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// Which topics are scored, and the extra judgments RAG measures read.
+#[derive(Debug, Clone, Serialize)]
 pub struct EvalOptions {
     /// Score every qrels topic, a topic absent from the run as an empty ranking
     /// (trec_eval `-c`). Otherwise only topics in both qrels and run are scored.
     pub complete: bool,
     /// Keep only this many results per topic after ranking (trec_eval `-M`).
     pub max_docs: usize,
+    /// Passage utilities (relevance label and p(NO-RESPONSE)) for UDCG measures. UDCG takes
+    /// each passage's relevance from here, not from the qrels; the qrels still decide which
+    /// topics are scored, as for every other measure. Shared, so options stay cheap to clone.
+    #[serde(skip)]
+    pub utilities: Option<Arc<Utilities>>,
+    /// Which reader LLM's p(NO-RESPONSE) to use when the utilities name models (`""`: rows
+    /// without a model column; a topic with no row for the model falls back to those).
+    pub utility_model: String,
 }
 
 impl Default for EvalOptions {
@@ -24,8 +35,19 @@ impl Default for EvalOptions {
         EvalOptions {
             complete: false,
             max_docs: usize::MAX,
+            utilities: None,
+            utility_model: String::new(),
         }
     }
+}
+
+/// Why [`try_evaluate`] refused to score.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error(
+        "{0} needs passage utilities (a utilities TSV: qid docno relevant no_res_prob [model])"
+    )]
+    MissingUtilities(String),
 }
 
 /// Per-topic values of each measure, topics in `strcmp` order.
@@ -36,6 +58,10 @@ pub struct Results {
     pub topics: Vec<String>,
     /// `values[m][t]`: measure `m` on topic `t`.
     pub values: Vec<Vec<f64>>,
+    /// `unjudged[m]`: for UDCG measures, retrieved passages within the cutoff that had no
+    /// utility, summed over topics (they score utility 0; callers should report them). Always
+    /// 0 for the other measures, which treat unjudged documents as trec_eval does.
+    pub unjudged: Vec<usize>,
 }
 
 impl Results {
@@ -53,6 +79,11 @@ impl Results {
             .iter()
             .map(String::as_str)
             .zip(values.iter().copied())
+    }
+
+    /// Passages without a utility that `measure` met (see [`Results::unjudged`]).
+    pub fn unjudged(&self, measure: &Measure) -> Option<usize> {
+        Some(self.unjudged[self.index(measure)?])
     }
 
     /// Arithmetic mean over topics (`None` if the measure was not computed or no topic
@@ -84,13 +115,90 @@ pub fn evaluate(qrels: &Qrels, run: &Run, measures: &[Measure]) -> Results {
     evaluate_with(qrels, run, measures, &EvalOptions::default())
 }
 
-/// Scores `run` against `qrels` with explicit options.
+/// [`evaluate_with`], refusing UDCG measures when `opts` carries no utilities (where
+/// [`evaluate_with`] would give NaN).
+pub fn try_evaluate(
+    qrels: &Qrels,
+    run: &Run,
+    measures: &[Measure],
+    opts: &EvalOptions,
+) -> Result<Results, EvalError> {
+    if opts.utilities.is_none() {
+        if let Some(m) = measures.iter().find(|m| m.needs_utilities()) {
+            return Err(EvalError::MissingUtilities(m.to_string()));
+        }
+    }
+    Ok(evaluate_with(qrels, run, measures, opts))
+}
+
+/// Scores `run` against `qrels` with explicit options. UDCG measures score NaN on every topic
+/// when `opts.utilities` is `None`; use [`try_evaluate`] to get an error instead.
 pub fn evaluate_with(
     qrels: &Qrels,
     run: &Run,
     measures: &[Measure],
     opts: &EvalOptions,
 ) -> Results {
+    let all = qrels.topics();
+    // Natively, many topics are scored on two threads (each topic is independent) and the
+    // halves concatenated, so the order and every value are the serial ones.
+    #[cfg(not(target_arch = "wasm32"))]
+    let scored = if all.len() >= 64 && crate::formats::parallel::threads() > 1 {
+        let (first, second) = all.split_at(all.len() / 2);
+        std::thread::scope(|scope| {
+            let worker = scope.spawn(|| score_topics(second, run, measures, opts));
+            let mut a = score_topics(first, run, measures, opts);
+            let b = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            a.append(b);
+            a
+        })
+    } else {
+        score_topics(all, run, measures, opts)
+    };
+    #[cfg(target_arch = "wasm32")]
+    let scored = score_topics(all, run, measures, opts);
+    let Scored {
+        topics,
+        values,
+        unjudged,
+    } = scored;
+    Results {
+        run: run.run_id().to_string(),
+        measures: measures.to_vec(),
+        topics,
+        values,
+        unjudged,
+    }
+}
+
+/// The scores of a contiguous range of qrels topics.
+struct Scored {
+    topics: Vec<String>,
+    values: Vec<Vec<f64>>,
+    unjudged: Vec<usize>,
+}
+
+impl Scored {
+    #[cfg(not(target_arch = "wasm32"))]
+    fn append(&mut self, other: Scored) {
+        self.topics.extend(other.topics);
+        for (mine, theirs) in self.values.iter_mut().zip(other.values) {
+            mine.extend(theirs);
+        }
+        for (mine, theirs) in self.unjudged.iter_mut().zip(other.unjudged) {
+            *mine += theirs;
+        }
+    }
+}
+
+fn score_topics(
+    qrels_topics: &[QrelsTopic],
+    run: &Run,
+    measures: &[Measure],
+    opts: &EvalOptions,
+) -> Scored {
     let ranking = RankingOptions {
         max_docs: opts.max_docs,
         ..RankingOptions::default()
@@ -99,13 +207,19 @@ pub fn evaluate_with(
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); measures.len()];
     let mut scratch = Vec::new();
     let mut rels = Vec::new();
+    let mut unjudged = vec![0usize; measures.len()];
+    let mut judgments_scratch = Vec::new();
     let mut levels: Vec<i32> = measures.iter().map(|m| m.level()).collect();
     levels.sort_unstable();
     levels.dedup();
-    for qt in qrels.topics() {
-        match run.topic(qt.qid()) {
+    for qt in qrels_topics {
+        let run_topic = run.topic(qt.qid());
+        match run_topic {
             Some(rt) => ranked_rels(run, rt, qt, &ranking, &mut scratch, &mut rels),
-            None if opts.complete => rels.clear(),
+            None if opts.complete => {
+                rels.clear();
+                scratch.clear();
+            }
             None => continue,
         }
         let base = TopicEval::new(&rels, qt.levels(), 1, false, 0);
@@ -122,7 +236,26 @@ pub fn evaluate_with(
                 )
             })
             .collect();
-        for (m, out) in measures.iter().zip(values.iter_mut()) {
+        for (i, (m, out)) in measures.iter().zip(values.iter_mut()).enumerate() {
+            if let Some(variant) = m.udcg() {
+                let Some(utilities) = &opts.utilities else {
+                    out.push(f64::NAN);
+                    continue;
+                };
+                // `ranked_rels` leaves the ranking (after -M) in `scratch` as doc indices.
+                let docs = run_topic.map(|rt| rt.docs()).unwrap_or(&[]);
+                let docnos = scratch.iter().map(|&(_, d)| run.docno(&docs[d as usize]));
+                let judgments = utilities.question(&opts.utility_model, qt.qid());
+                let q = variant.score_docnos(
+                    m.cutoff.map(|k| k as usize),
+                    docnos,
+                    judgments,
+                    &mut judgments_scratch,
+                );
+                unjudged[i] += q.unjudged;
+                out.push(q.value);
+                continue;
+            }
             let t = views
                 .iter()
                 .find(|(l, _)| *l == m.level())
@@ -132,10 +265,9 @@ pub fn evaluate_with(
         }
         topics.push(qt.qid().to_string());
     }
-    Results {
-        run: run.run_id().to_string(),
-        measures: measures.to_vec(),
+    Scored {
         topics,
         values,
+        unjudged,
     }
 }

@@ -142,7 +142,7 @@ fn reference(
         }
         "MRR" => rels
             .iter()
-            .position(|r| is_rel(r))
+            .position(is_rel)
             .map(|i| 1.0 / (i + 1) as f64)
             .unwrap_or(0.0),
         "Rprec" => {

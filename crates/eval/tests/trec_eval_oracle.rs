@@ -35,12 +35,6 @@ fn cases() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// Forms ragscope does not implement yet: preference and judgment-group qrels.
-fn deferred(args: &[String]) -> bool {
-    args.iter()
-        .any(|a| a == "prefs" || a == "qrels_prefs" || a == "qrels_jg")
-}
-
 fn run_case(args: &[String]) -> Result<String, ragscope_eval::trec_eval::TrecEvalError> {
     let dir = data_dir();
     ragscope_eval::trec_eval::run(args, &mut |name: &str| {
@@ -55,9 +49,6 @@ fn every_supported_command_line_matches_byte_for_byte() {
     let mut checked = 0;
     let mut failures = Vec::new();
     for (out, args) in &cases {
-        if deferred(args) {
-            continue;
-        }
         let expected = std::fs::read_to_string(data_dir().join(out)).expect("expected output");
         match run_case(args) {
             Ok(actual) if actual == expected => checked += 1,
@@ -81,5 +72,5 @@ fn every_supported_command_line_matches_byte_for_byte() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert_eq!(checked, 10, "number of command lines checked");
+    assert_eq!(checked, 15, "number of command lines checked");
 }

@@ -1,1 +1,26 @@
-//! ragscope-infer: GGUF reader, tokenizers, CPU reference forward pass (wgpu backend: later issue).
+//! ragscope-infer: GGUF reader, tokenizers, chat templates and a CPU reference forward pass
+//! (prefill only) used to compute passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG.
+//!
+//! The CPU engine is the reference the WebGPU backend (a later issue) is checked against; the
+//! engine itself is checked against llama.cpp through fixtures written by `tests/oracle/generate.py`.
+
+pub mod error;
+pub mod gguf;
+pub mod model;
+pub mod tokenizer;
+pub mod utility;
+
+pub use error::{InferError, Result};
+pub use gguf::{ByteSource, GgmlType, GgufFile, MetadataValue, TensorInfo};
+pub use model::{Model, ModelConfig, PrefillOutput};
+pub use tokenizer::{chat::ChatMessage, chat::ChatTemplate, Tokenizer};
+pub use utility::{NoResponseScorer, PromptTemplate};
+
+/// Sets the number of threads the CPU engine uses (natively; call once, before any inference).
+#[cfg(feature = "native")]
+pub fn init_threads(n: usize) -> std::result::Result<(), String> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global()
+        .map_err(|e| e.to_string())
+}

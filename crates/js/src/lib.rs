@@ -21,17 +21,20 @@ export interface RunScores {
 export type UdcgScores = Array<Record<string, number>>;
 "#;
 
-/// Scores of each run (a map from run name to the run file's text) against the qrels text.
+/// Scores of each run (a map from run name to the run file's contents) against the qrels.
+/// Contents are strings or `Uint8Array`s (bytes avoid a UTF-16 round trip for large files).
 /// `measures` are names such as `nDCG@10`, `P@5`, `MAP`, `MRR`.
 #[wasm_bindgen(unchecked_return_type = "RunScores[]")]
 pub fn evaluate(
-    qrels: &str,
-    #[wasm_bindgen(unchecked_param_type = "Record<string, string>")] runs: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | Uint8Array")] qrels: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Record<string, string | Uint8Array>")] runs: JsValue,
     measures: Vec<String>,
     per_query: Option<bool>,
 ) -> Result<JsValue, JsError> {
-    let runs: BTreeMap<String, String> = js_to_map(runs)?;
-    let scores = evaluate_impl(qrels, &runs, &measures, per_query.unwrap_or(false))
+    let qrels =
+        bytes_of(&qrels).ok_or_else(|| JsError::new("qrels must be a string or a Uint8Array"))?;
+    let runs = runs_of(&runs)?;
+    let scores = evaluate_impl(&qrels, &runs, &measures, per_query.unwrap_or(false))
         .map_err(|e| JsError::new(&e))?;
     let json = serde_json::to_string(&scores).map_err(|e| JsError::new(&e.to_string()))?;
     js_sys_json_parse(&json)
@@ -95,14 +98,13 @@ pub struct RunScores {
     pub per_query: Option<BTreeMap<String, BTreeMap<String, f64>>>,
 }
 
-pub fn evaluate_impl(
-    qrels: &str,
-    runs: &BTreeMap<String, String>,
+pub fn evaluate_impl<R: AsRef<[u8]>>(
+    qrels: &[u8],
+    runs: &[(String, R)],
     measures: &[String],
     per_query: bool,
 ) -> Result<Vec<RunScores>, String> {
-    let qrels = ragscope_eval::formats::parse_qrels("qrels", qrels.as_bytes())
-        .map_err(|e| e.to_string())?;
+    let qrels = ragscope_eval::formats::parse_qrels("qrels", qrels).map_err(|e| e.to_string())?;
     let measures = measures
         .iter()
         .map(|m| {
@@ -112,7 +114,7 @@ pub fn evaluate_impl(
         .collect::<Result<Vec<_>, _>>()?;
     runs.iter()
         .map(|(name, text)| {
-            let run = ragscope_eval::formats::parse_run(name, text.as_bytes())
+            let run = ragscope_eval::formats::parse_run(name, text.as_ref())
                 .map_err(|e| e.to_string())?;
             let results = ragscope_eval::evaluate(&qrels, &run, &measures);
             let means = measures
@@ -152,27 +154,37 @@ pub fn trec_eval_impl(args: &[String], qrels_text: &str, run_text: &str) -> Resu
     ragscope_eval::trec_eval::run(&argv, &mut read).map_err(|e| e.to_string())
 }
 
-fn js_to_map(v: JsValue) -> Result<BTreeMap<String, String>, JsError> {
-    let json = js_sys_json_stringify(&v)?;
-    serde_json::from_str(&json)
-        .map_err(|e| JsError::new(&format!("runs must map names to texts: {e}")))
+/// A string (as UTF-8) or a Uint8Array's bytes.
+fn bytes_of(v: &JsValue) -> Option<Vec<u8>> {
+    if let Some(s) = v.as_string() {
+        return Some(s.into_bytes());
+    }
+    v.dyn_ref::<js_sys::Uint8Array>().map(|a| a.to_vec())
+}
+
+fn runs_of(v: &JsValue) -> Result<Vec<(String, Vec<u8>)>, JsError> {
+    let object = v
+        .dyn_ref::<js_sys::Object>()
+        .ok_or_else(|| JsError::new("runs must be an object mapping run names to contents"))?;
+    js_sys::Object::entries(object)
+        .iter()
+        .map(|entry| {
+            let pair = js_sys::Array::from(&entry);
+            let name = pair.get(0).as_string().unwrap_or_default();
+            let bytes = bytes_of(&pair.get(1)).ok_or_else(|| {
+                JsError::new(&format!("run `{name}` must be a string or a Uint8Array"))
+            })?;
+            Ok((name, bytes))
+        })
+        .collect()
 }
 
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
     fn json_parse(s: &str) -> Result<JsValue, JsValue>;
-    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
-    fn json_stringify(v: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 fn js_sys_json_parse(s: &str) -> Result<JsValue, JsError> {
     json_parse(s).map_err(|_| JsError::new("internal: JSON.parse failed"))
-}
-
-fn js_sys_json_stringify(v: &JsValue) -> Result<String, JsError> {
-    json_stringify(v)
-        .ok()
-        .and_then(|s| s.as_string())
-        .ok_or_else(|| JsError::new("runs must be an object mapping run names to run texts"))
 }

@@ -33,12 +33,13 @@ fn trec_eval_text_is_byte_identical() {
 
 #[test]
 fn evaluate_means_agree_with_trec_eval() {
-    let runs = BTreeMap::from([("results.test".to_string(), data("results.test"))]);
+    let runs = [("results.test".to_string(), data("results.test"))];
     let measures: Vec<String> = ["nDCG@10", "MAP", "MRR", "P@10", "R@100", "Rprec", "bpref"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let scores = ragscope_js::evaluate_impl(&data("qrels.test"), &runs, &measures, true).unwrap();
+    let scores =
+        ragscope_js::evaluate_impl(data("qrels.test").as_bytes(), &runs, &measures, true).unwrap();
     let expected = summary(&data("out.test.a"));
     let trec = [
         "ndcg_cut_10",
@@ -64,9 +65,10 @@ fn evaluate_means_agree_with_trec_eval() {
 
 #[test]
 fn bad_input_is_an_error_naming_the_line() {
-    let runs = BTreeMap::from([("bad.run".to_string(), "301 Q0 d 1 x tag\n".to_string())]);
+    let runs = [("bad.run".to_string(), "301 Q0 d 1 x tag\n")];
     let err =
-        ragscope_js::evaluate_impl(&data("qrels.test"), &runs, &["MAP".into()], false).unwrap_err();
+        ragscope_js::evaluate_impl(data("qrels.test").as_bytes(), &runs, &["MAP".into()], false)
+            .unwrap_err();
     assert!(err.contains("bad.run") && err.contains('1'), "{err}");
 }
 

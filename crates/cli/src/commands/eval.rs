@@ -1,23 +1,16 @@
 //! `ragscope eval`: several runs side by side on named measures.
 
-use std::fmt::Write as _;
 use std::process::ExitCode;
 
-use ragscope_eval::{evaluate_with, parse_qrels, parse_run, EvalOptions, Measure, Results};
+use ragscope_eval::{try_evaluate, EvalOptions, Measure, Results};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Csv,
-    Json,
-    Latex,
-    Markdown,
-}
+use super::common::{self, json_number, number, Format, Grid};
 
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Measures: MAP, MAP@k, MRR, RR@k, nDCG, nDCG@k, nDCG(gain=exp)@k, P@k, \
-P(rel=2)@k, R@k, Success@k, Rprec, bpref, infAP, Judged@k, NumRet, NumRel, NumRelRet, SetP, SetR, SetF.\n\
+P(rel=2)@k, R@k, Success@k, Rprec, bpref, infAP, Judged@k, NumRet, NumRel, NumRelRet, SetP, SetR, SetF, \
+UDCG@k, UDCG(gamma=0)@k, UDCG(gain=binary)@k, UDCG(compat=udcg-ref)@k (UDCG needs --utilities).\n\
 Example: ragscope eval --qrels qrels.txt --measures nDCG@10,MAP run1.txt run2.txt"
 )]
 pub struct Args {
@@ -32,6 +25,13 @@ pub struct Args {
         default_value = "MAP,MRR,nDCG@10,P@10,R@100,bpref,Rprec"
     )]
     pub measures: Vec<String>,
+    /// Passage utilities for UDCG (TSV: qid docno relevant no_res_prob [model], or qid docno
+    /// utility). UDCG takes relevance from here; the qrels still choose the topics.
+    #[arg(long)]
+    pub utilities: Option<String>,
+    /// Reader model whose p(NO-RESPONSE) to use when the utilities name several.
+    #[arg(long)]
+    pub model: Option<String>,
     /// One line per run and topic instead of one line per run.
     #[arg(long)]
     pub per_query: bool,
@@ -48,24 +48,105 @@ pub struct Args {
     pub runs: Vec<String>,
 }
 
-fn read(path: &str) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("ragscope eval: cannot read '{path}': {e}"))
+/// What a scoring command needs besides the runs: shared by `eval`, `udcg` and `compare`.
+pub struct Setup<'a> {
+    pub command: &'a str,
+    pub qrels: &'a str,
+    pub utilities: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub complete: bool,
+    pub max_docs: Option<usize>,
+}
+
+/// Scores every run; the error names the file (and line) at fault, prefixed by the command.
+/// Passages without a utility are reported on stderr, never silently scored.
+pub fn evaluate_runs(
+    setup: &Setup,
+    runs: &[String],
+    measures: &[Measure],
+) -> Result<Vec<(String, Results)>, String> {
+    let cmd = setup.command;
+    let qrels = common::read_qrels(setup.qrels).map_err(|e| format!("ragscope {cmd}: {e}"))?;
+    let mut opts = EvalOptions {
+        complete: setup.complete,
+        max_docs: setup.max_docs.unwrap_or(usize::MAX),
+        ..EvalOptions::default()
+    };
+    if let Some(path) = setup.utilities {
+        let (utilities, model) = common::read_utilities(path, setup.model)
+            .map_err(|e| format!("ragscope {cmd}: {e}"))?;
+        opts.utilities = Some(utilities);
+        opts.utility_model = model;
+    }
+    let mut out = Vec::new();
+    for path in runs {
+        let run = common::read_run(path).map_err(|e| format!("ragscope {cmd}: {e}"))?;
+        if setup.complete {
+            let missing = qrels
+                .topics()
+                .iter()
+                .filter(|t| run.topic(t.qid()).is_none())
+                .count();
+            if missing > 0 {
+                eprintln!(
+                    "ragscope {cmd}: note: {path} has no results for {missing} of the {} qrels \
+                     topics; they are scored as empty rankings (trec_eval -c)",
+                    qrels.topics().len()
+                );
+            }
+        }
+        let results = try_evaluate(&qrels, &run, measures, &opts)
+            .map_err(|e| format!("ragscope {cmd}: {e}; give it with --utilities FILE"))?;
+        if results.topics.is_empty() {
+            return Err(format!(
+                "ragscope {cmd}: no topic of '{path}' is in the qrels '{}'",
+                setup.qrels
+            ));
+        }
+        for m in measures {
+            if let Some(n @ 1..) = results.unjudged(m) {
+                eprintln!(
+                    "ragscope {cmd}: warning: {path}: {m}: {n} retrieved passage(s) within the \
+                     cutoff have no utility in '{}' (counted as utility 0)",
+                    setup.utilities.unwrap_or("")
+                );
+            }
+        }
+        out.push((path.clone(), results));
+    }
+    Ok(out)
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let mut measures = Vec::new();
-    for text in args.measures.iter().filter(|m| !m.trim().is_empty()) {
-        match text.parse::<Measure>() {
-            Ok(m) => measures.push(m),
-            Err(e) => {
-                eprintln!("ragscope eval: {e}");
-                return ExitCode::from(2);
-            }
+    let measures = match common::parse_measures(&args.measures)
+        .and_then(|m| common::check_utilities(&m, args.utilities.as_deref()).map(|()| m))
+    {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("ragscope eval: {e}");
+            return ExitCode::from(2);
         }
-    }
-    match evaluate_all(&args, &measures) {
+    };
+    let setup = Setup {
+        command: "eval",
+        qrels: &args.qrels,
+        utilities: args.utilities.as_deref(),
+        model: args.model.as_deref(),
+        complete: args.complete,
+        max_docs: args.max_docs,
+    };
+    match evaluate_runs(&setup, &args.runs, &measures) {
         Ok(results) => {
-            print!("{}", render(&args, &measures, &results));
+            print!(
+                "{}",
+                render(
+                    &args.qrels,
+                    args.per_query,
+                    args.format,
+                    &measures,
+                    &results
+                )
+            );
             ExitCode::SUCCESS
         }
         Err(message) => {
@@ -75,36 +156,15 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn evaluate_all(args: &Args, measures: &[Measure]) -> Result<Vec<(String, Results)>, String> {
-    let qrels = parse_qrels(&args.qrels, &read(&args.qrels)?).map_err(|e| e.to_string())?;
-    let opts = EvalOptions {
-        complete: args.complete,
-        max_docs: args.max_docs.unwrap_or(usize::MAX),
-    };
-    let mut out = Vec::new();
-    for path in &args.runs {
-        let run = parse_run(path, &read(path)?).map_err(|e| e.to_string())?;
-        let results = evaluate_with(&qrels, &run, measures, &opts);
-        if results.topics.is_empty() {
-            return Err(format!(
-                "ragscope eval: no topic of '{path}' is in the qrels '{}'",
-                args.qrels
-            ));
-        }
-        out.push((path.clone(), results));
-    }
-    Ok(out)
-}
-
 /// Rows of (run, topic or "all", values per measure).
 fn rows(
-    args: &Args,
+    per_query: bool,
     measures: &[Measure],
     results: &[(String, Results)],
 ) -> Vec<(String, String, Vec<f64>)> {
     let mut rows = Vec::new();
     for (name, r) in results {
-        if args.per_query {
+        if per_query {
             for (t, qid) in r.topics.iter().enumerate() {
                 let values = (0..measures.len()).map(|m| r.values[m][t]).collect();
                 rows.push((name.clone(), qid.clone(), values));
@@ -120,173 +180,96 @@ fn rows(
     rows
 }
 
-fn number(m: &Measure, v: f64) -> String {
-    if m.is_count() {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.4}")
-    }
-}
-
-fn render(args: &Args, measures: &[Measure], results: &[(String, Results)]) -> String {
+/// The per-run (or per-topic) table in any format; JSON carries full-precision numbers.
+pub fn render(
+    qrels: &str,
+    per_query: bool,
+    format: Format,
+    measures: &[Measure],
+    results: &[(String, Results)],
+) -> String {
     let names: Vec<String> = measures.iter().map(|m| m.to_string()).collect();
-    let rows = rows(args, measures, results);
-    let mut out = String::new();
+    if format == Format::Json {
+        return render_json(qrels, per_query, measures, &names, results);
+    }
     let mut header = vec!["run".to_string()];
-    if args.per_query {
+    if per_query {
         header.push("topic".to_string());
     }
     header.extend(names.iter().cloned());
-    let cells: Vec<Vec<String>> = rows
+    let cells = rows(per_query, measures, results)
         .iter()
         .map(|(run, topic, values)| {
             let mut row = vec![run.clone()];
-            if args.per_query {
+            if per_query {
                 row.push(topic.clone());
             }
             row.extend(measures.iter().zip(values).map(|(m, v)| number(m, *v)));
             row
         })
         .collect();
-    match args.format {
-        Format::Table => {
-            let widths: Vec<usize> = (0..header.len())
-                .map(|c| {
-                    cells
-                        .iter()
-                        .map(|r| r[c].len())
-                        .chain([header[c].len()])
-                        .max()
-                        .unwrap_or(0)
-                })
+    Grid {
+        header,
+        cells,
+        label_columns: if per_query { 2 } else { 1 },
+        latex_cells: None,
+        notes: Vec::new(),
+    }
+    .render(format)
+}
+
+fn render_json(
+    qrels: &str,
+    per_query: bool,
+    measures: &[Measure],
+    names: &[String],
+    results: &[(String, Results)],
+) -> String {
+    let runs: Vec<serde_json::Value> = results
+        .iter()
+        .map(|(name, r)| {
+            let summary: serde_json::Map<String, serde_json::Value> = measures
+                .iter()
+                .zip(names)
+                .map(|(m, n)| (n.clone(), json_number(r.summary(m))))
                 .collect();
-            for row in std::iter::once(&header).chain(&cells) {
-                let line: Vec<String> = row
+            let mut run = serde_json::json!({
+                "run": name,
+                "run_id": r.run,
+                "num_topics": r.topics.len(),
+                "summary": summary,
+            });
+            let unjudged: serde_json::Map<String, serde_json::Value> = measures
+                .iter()
+                .zip(names)
+                .filter(|(m, _)| m.needs_utilities())
+                .map(|(m, n)| (n.clone(), r.unjudged(m).unwrap_or(0).into()))
+                .collect();
+            if !unjudged.is_empty() {
+                run["unjudged"] = serde_json::Value::Object(unjudged);
+            }
+            if per_query {
+                let per_query: serde_json::Map<String, serde_json::Value> = r
+                    .topics
                     .iter()
                     .enumerate()
-                    .map(|(c, s)| {
-                        if c == 0 || (args.per_query && c == 1) {
-                            format!("{s:<w$}", w = widths[c])
-                        } else {
-                            format!("{s:>w$}", w = widths[c])
-                        }
-                    })
-                    .collect();
-                let _ = writeln!(out, "{}", line.join("  ").trim_end());
-            }
-        }
-        Format::Csv => {
-            for row in std::iter::once(&header).chain(&cells) {
-                let line: Vec<String> = row.iter().map(|s| csv_field(s)).collect();
-                let _ = writeln!(out, "{}", line.join(","));
-            }
-        }
-        Format::Markdown => {
-            let _ = writeln!(out, "| {} |", header.join(" | "));
-            let rule: Vec<&str> = header
-                .iter()
-                .enumerate()
-                .map(|(c, _)| {
-                    if c == 0 || (args.per_query && c == 1) {
-                        "---"
-                    } else {
-                        "---:"
-                    }
-                })
-                .collect();
-            let _ = writeln!(out, "| {} |", rule.join(" | "));
-            for row in &cells {
-                let escaped: Vec<String> = row.iter().map(|s| s.replace('|', "\\|")).collect();
-                let _ = writeln!(out, "| {} |", escaped.join(" | "));
-            }
-        }
-        Format::Latex => {
-            let cols = if args.per_query { "ll" } else { "l" };
-            let _ = writeln!(
-                out,
-                "\\begin{{tabular}}{{{cols}{}}}\n\\toprule",
-                "r".repeat(measures.len())
-            );
-            let head: Vec<String> = header.iter().map(|s| latex_escape(s)).collect();
-            let _ = writeln!(out, "{} \\\\\n\\midrule", head.join(" & "));
-            for row in &cells {
-                let escaped: Vec<String> = row.iter().map(|s| latex_escape(s)).collect();
-                let _ = writeln!(out, "{} \\\\", escaped.join(" & "));
-            }
-            let _ = writeln!(out, "\\bottomrule\n\\end{{tabular}}");
-        }
-        Format::Json => {
-            let runs: Vec<serde_json::Value> = results
-                .iter()
-                .map(|(name, r)| {
-                    let summary: serde_json::Map<String, serde_json::Value> = measures
-                        .iter()
-                        .zip(&names)
-                        .map(|(m, n)| (n.clone(), json_number(r.summary(m))))
-                        .collect();
-                    let mut run = serde_json::json!({
-                        "run": name,
-                        "run_id": r.run,
-                        "num_topics": r.topics.len(),
-                        "summary": summary,
-                    });
-                    if args.per_query {
-                        let per_query: serde_json::Map<String, serde_json::Value> = r
-                            .topics
+                    .map(|(t, qid)| {
+                        let values: serde_json::Map<String, serde_json::Value> = names
                             .iter()
                             .enumerate()
-                            .map(|(t, qid)| {
-                                let values: serde_json::Map<String, serde_json::Value> = names
-                                    .iter()
-                                    .enumerate()
-                                    .map(|(m, n)| (n.clone(), json_number(Some(r.values[m][t]))))
-                                    .collect();
-                                (qid.clone(), serde_json::Value::Object(values))
-                            })
+                            .map(|(m, n)| (n.clone(), json_number(Some(r.values[m][t]))))
                             .collect();
-                        run["per_query"] = serde_json::Value::Object(per_query);
-                    }
-                    run
-                })
-                .collect();
-            let doc = serde_json::json!({ "qrels": args.qrels, "measures": names, "runs": runs });
-            let _ = writeln!(
-                out,
-                "{}",
-                serde_json::to_string_pretty(&doc).unwrap_or_default()
-            );
-        }
-    }
-    out
-}
-
-fn json_number(v: Option<f64>) -> serde_json::Value {
-    v.and_then(serde_json::Number::from_f64)
-        .map(serde_json::Value::Number)
-        .unwrap_or(serde_json::Value::Null)
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn latex_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '_' | '&' | '%' | '$' | '#' | '{' | '}' => {
-                out.push('\\');
-                out.push(c);
+                        (qid.clone(), serde_json::Value::Object(values))
+                    })
+                    .collect();
+                run["per_query"] = serde_json::Value::Object(per_query);
             }
-            '\\' => out.push_str("\\textbackslash{}"),
-            '~' => out.push_str("\\textasciitilde{}"),
-            '^' => out.push_str("\\textasciicircum{}"),
-            _ => out.push(c),
-        }
-    }
-    out
+            run
+        })
+        .collect();
+    let doc = serde_json::json!({ "qrels": qrels, "measures": names, "runs": runs });
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    )
 }

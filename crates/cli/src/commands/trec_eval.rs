@@ -13,17 +13,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    let mut read_file = |name: &str| -> Result<Vec<u8>, String> {
+    // Files are streamed: a large run is never held in memory as text and parsed at once.
+    let mut open = |name: &str| -> Result<Box<dyn Read>, String> {
         if name == "-" {
-            let mut buf = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut buf)
-                .map_err(|e| e.to_string())?;
-            return Ok(buf);
+            return Ok(Box::new(std::io::stdin()));
         }
-        std::fs::read(name).map_err(|e| e.to_string())
+        std::fs::File::open(name)
+            .map(|f| Box::new(f) as Box<dyn Read>)
+            .map_err(|e| e.to_string())
     };
-    match ragscope_eval::trec_eval::run(&args.argv, &mut read_file) {
+    match ragscope_eval::trec_eval::run_streaming(&args.argv, &mut open) {
         Ok(stdout) => {
             let mut out = std::io::stdout().lock();
             if out

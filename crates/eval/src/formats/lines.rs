@@ -64,6 +64,15 @@ impl LineSplitter {
     pub fn lines_seen(&self) -> u64 {
         self.line_no
     }
+
+    /// Continues after a splitter that read the bytes following this one's (which ended
+    /// on a line boundary): its partial last line and its line count carry over.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn absorb(&mut self, other: LineSplitter, line_offset: u64) {
+        debug_assert!(self.pending.is_empty());
+        self.pending = other.pending;
+        self.line_no = line_offset + other.line_no;
+    }
 }
 
 /// C's `isspace` in the "C" locale, which is what trec_eval splits fields on.

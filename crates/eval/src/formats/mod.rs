@@ -5,10 +5,15 @@
 //! whitespace (spaces or tabs); lines whose first non-blank byte is `#` are comments.
 
 mod error;
+mod hash;
 mod lines;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod parallel;
+mod prefs;
 mod qrels;
 mod run;
 
 pub use error::{ParseError, ParseErrorKind};
-pub use qrels::{parse_qrels, Qrels, QrelsParser, QrelsTopic};
+pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
+pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
 pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};

@@ -4,13 +4,18 @@
 use rustc_hash::FxHashMap;
 
 use super::error::{ParseError, ParseErrorKind};
+use super::hash::{docno_hash, PremixedMap};
 use super::lines::{is_skippable, lossy, parse_rel, split_fields, LineSplitter};
+
+const COLLISION: u32 = u32::MAX;
 
 /// The judgments of one topic.
 #[derive(Debug, Clone)]
 pub struct QrelsTopic {
     qid: String,
-    judgments: FxHashMap<Box<[u8]>, i32>,
+    judgments: Vec<(Box<[u8]>, i32)>,
+    /// docno hash → index in `judgments`, or `COLLISION` when judged docnos share a hash.
+    by_hash: PremixedMap<u32>,
     /// (level, number of docs at that level) for every level >= 0, ascending.
     levels: Vec<(i32, u64)>,
 }
@@ -23,7 +28,24 @@ impl QrelsTopic {
     /// The relevance of `docno`, or `None` if it is not in the qrels (not pooled).
     #[inline]
     pub fn rel(&self, docno: &[u8]) -> Option<i32> {
-        self.judgments.get(docno).copied()
+        self.rel_hashed(docno_hash(docno), docno)
+    }
+
+    /// [`rel`](Self::rel) given `docno`'s precomputed hash: one integer probe, plus a
+    /// byte comparison only when the docno may be judged.
+    #[inline]
+    pub(crate) fn rel_hashed(&self, hash: u64, docno: &[u8]) -> Option<i32> {
+        match *self.by_hash.get(&hash)? {
+            COLLISION => self
+                .judgments
+                .iter()
+                .find(|(d, _)| &**d == docno)
+                .map(|(_, r)| *r),
+            i => {
+                let (d, r) = &self.judgments[i as usize];
+                (&**d == docno).then_some(*r)
+            }
+        }
     }
 
     /// Number of judged documents (any relevance, negative included).
@@ -82,6 +104,9 @@ struct TopicBuilder {
 /// Streaming qrels parser: `feed` byte chunks of any size, then `finish`.
 pub struct QrelsParser {
     name: String,
+    /// Key topics by (qid, second column) for trec_eval's qrels_jg format.
+    judgment_groups: bool,
+    key: Vec<u8>,
     lines: LineSplitter,
     topics: Vec<TopicBuilder>,
     topic_index: FxHashMap<Box<[u8]>, usize>,
@@ -93,6 +118,8 @@ impl QrelsParser {
     pub fn new(name: &str) -> Self {
         QrelsParser {
             name: name.to_string(),
+            judgment_groups: false,
+            key: Vec::new(),
             lines: LineSplitter::default(),
             topics: Vec::new(),
             topic_index: FxHashMap::default(),
@@ -132,9 +159,19 @@ impl QrelsParser {
                 }
                 let mut levels: Vec<(i32, u64)> = counts.into_iter().collect();
                 levels.sort_unstable();
+                let judgments: Vec<(Box<[u8]>, i32)> =
+                    t.judgments.into_iter().map(|(d, (r, _))| (d, r)).collect();
+                let mut by_hash: PremixedMap<u32> = PremixedMap::default();
+                for (i, (docno, _)) in judgments.iter().enumerate() {
+                    by_hash
+                        .entry(docno_hash(docno))
+                        .and_modify(|e| *e = COLLISION)
+                        .or_insert(u32::try_from(i).unwrap_or(COLLISION));
+                }
                 QrelsTopic {
                     qid: t.qid,
-                    judgments: t.judgments.into_iter().map(|(d, (r, _))| (d, r)).collect(),
+                    judgments,
+                    by_hash,
                     levels,
                 }
             })
@@ -163,6 +200,26 @@ impl QrelsParser {
             ));
         }
         let (qid, (docno_at, docno), (rel_at, rel_text)) = (fields[0].1, fields[2], fields[3]);
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.extend_from_slice(qid);
+        if self.judgment_groups {
+            // NUL sorts first, so "qid\0group" orders by qid, then group
+            key.push(0);
+            key.extend_from_slice(fields[1].1);
+        }
+        let result = self.judgment(line_no, &key, (docno_at, docno), (rel_at, rel_text));
+        self.key = key;
+        result
+    }
+
+    fn judgment(
+        &mut self,
+        line_no: u64,
+        qid: &[u8],
+        (docno_at, docno): (usize, &[u8]),
+        (rel_at, rel_text): (usize, &[u8]),
+    ) -> Result<(), ParseError> {
         let rel = parse_rel(rel_text)
             .ok_or_else(|| self.error(line_no, rel_at, rel_text, ParseErrorKind::BadRelevance))?;
         let topic = self.topic_for(qid);
@@ -212,6 +269,32 @@ impl QrelsParser {
             kind,
         }
     }
+}
+
+/// Judgments from several judgment groups (assessors) per topic: trec_eval's `qrels_jg`
+/// format, where the second column names the group instead of being ignored.
+#[derive(Debug, Clone)]
+pub struct QrelsJg {
+    /// `(qid, one QrelsTopic per group in strcmp order)`, topics in strcmp order.
+    pub topics: Vec<(String, Vec<QrelsTopic>)>,
+}
+
+/// Parses `qid group docno rel` lines held in memory.
+pub fn parse_qrels_jg(name: &str, bytes: &[u8]) -> Result<QrelsJg, ParseError> {
+    let mut parser = QrelsParser::new(name);
+    parser.judgment_groups = true;
+    parser.feed(bytes)?;
+    let qrels = parser.finish()?;
+    let mut topics: Vec<(String, Vec<QrelsTopic>)> = Vec::new();
+    for mut t in qrels.topics {
+        let qid = t.qid.split('\0').next().unwrap_or_default().to_string();
+        t.qid = qid.clone();
+        match topics.last_mut() {
+            Some((last, groups)) if *last == qid => groups.push(t),
+            _ => topics.push((qid, vec![t])),
+        }
+    }
+    Ok(QrelsJg { topics })
 }
 
 /// Parses whole qrels held in memory.

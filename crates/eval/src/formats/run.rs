@@ -4,12 +4,14 @@
 use rustc_hash::FxHashMap;
 
 use super::error::{ParseError, ParseErrorKind};
+use super::hash::{docno_hash, PremixedMap};
 use super::lines::{is_skippable, lossy, parse_score, split_fields, LineSplitter};
 
 /// One retrieved document: its score and where its docno lives in the run's arena.
 #[derive(Debug, Clone, Copy)]
 pub struct RankedDoc {
     pub score: f64,
+    pub(crate) hash: u64,
     start: usize,
     len: u32,
     line: u32,
@@ -100,10 +102,71 @@ impl RunParser {
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if chunk.len() >= super::parallel::MIN_CHUNK && super::parallel::threads() > 1 {
+            if let Some(cut) = super::parallel::line_aligned_middle(chunk) {
+                return self.feed_split(chunk.split_at(cut));
+            }
+        }
+        self.feed_serial(chunk)
+    }
+
+    fn feed_serial(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
         let mut lines = std::mem::take(&mut self.lines);
         let result = lines.feed(chunk, |no, line| self.line(no, line));
         self.lines = lines;
         result
+    }
+
+    /// Parses `first` here and `second` (which starts at a line boundary) on another thread
+    /// with a fresh parser, then appends its topics in file order. Ranking sorts by score
+    /// and docno, so the result is the same as a serial parse; errors keep file order.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn feed_split(&mut self, (first, second): (&[u8], &[u8])) -> Result<(), ParseError> {
+        let name = self.name.clone();
+        let (first_result, (other, second_result)) = std::thread::scope(|scope| {
+            let worker = scope.spawn(move || {
+                let mut other = RunParser::new(&name);
+                let result = other.feed_serial(second);
+                (other, result)
+            });
+            let first_result = self.feed_serial(first);
+            let joined = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (first_result, joined)
+        });
+        first_result?;
+        // `first` ends with a newline, so every line of it is counted by now.
+        let offset = self.lines.lines_seen();
+        second_result.map_err(|mut e| {
+            e.line += offset;
+            e
+        })?;
+        self.absorb(other, offset);
+        Ok(())
+    }
+
+    /// Appends the results of a parser that read the lines right after this one's.
+    #[cfg(not(target_arch = "wasm32"))]
+    fn absorb(&mut self, other: RunParser, line_offset: u64) {
+        let arena_offset = self.arena.len();
+        self.arena.extend_from_slice(&other.arena);
+        for topic in other.topics {
+            let index = self.topic_for(topic.qid.as_bytes());
+            let docs = &mut self.topics[index].docs;
+            docs.reserve(topic.docs.len());
+            docs.extend(topic.docs.into_iter().map(|mut d| {
+                d.start += arena_offset;
+                d.line = u32::try_from(d.line as u64 + line_offset).unwrap_or(u32::MAX);
+                d
+            }));
+        }
+        if other.num_results > 0 {
+            self.run_id = other.run_id;
+        }
+        self.num_results += other.num_results;
+        self.lines.absorb(other.lines, line_offset);
     }
 
     pub fn finish(mut self) -> Result<Run, ParseError> {
@@ -155,6 +218,7 @@ impl RunParser {
         self.arena.extend_from_slice(docno);
         self.topics[topic].docs.push(RankedDoc {
             score,
+            hash: docno_hash(docno),
             start,
             len: docno.len() as u32,
             line: u32::try_from(line_no).unwrap_or(u32::MAX),
@@ -206,14 +270,25 @@ impl RunParser {
     }
 }
 
+/// trec_eval refuses a docno twice in one topic. Hashes were computed while parsing, so
+/// this is one probe per document in a table small enough to stay in cache; equal hashes
+/// are confirmed byte for byte.
 fn check_duplicates(run: &Run) -> Result<(), ParseError> {
-    let mut seen: FxHashMap<&[u8], u32> = FxHashMap::default();
+    let mut seen: PremixedMap<usize> = PremixedMap::default();
     for topic in &run.topics {
         seen.clear();
         seen.reserve(topic.docs.len());
-        for doc in &topic.docs {
+        for (i, doc) in topic.docs.iter().enumerate() {
+            let Some(&first) = seen.get(&doc.hash) else {
+                seen.insert(doc.hash, i);
+                continue;
+            };
             let docno = run.docno(doc);
-            if let Some(&first_line) = seen.get(docno) {
+            let earlier = topic.docs[..i]
+                .iter()
+                .filter(|d| d.hash == doc.hash)
+                .find(|d| run.docno(d) == docno);
+            if let Some(earlier) = earlier {
                 return Err(ParseError {
                     file: run.name.clone(),
                     line: doc.line as u64,
@@ -221,11 +296,12 @@ fn check_duplicates(run: &Run) -> Result<(), ParseError> {
                     text: lossy(docno),
                     kind: ParseErrorKind::DuplicateDocno {
                         qid: topic.qid.clone(),
-                        first_line: first_line as u64,
+                        first_line: earlier.line as u64,
                     },
                 });
             }
-            seen.insert(docno, doc.line);
+            // a true hash collision between different docnos: keep the first entry
+            let _ = first;
         }
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! 11pt_avg: interpolated precision averaged over recall levels (trec_eval m_11pt_avg.c).
 use super::m_iprec_at_recall::{interpolated_precision, recall_count};
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "11pt_avg",
@@ -12,6 +12,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

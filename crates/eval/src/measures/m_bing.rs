@@ -1,5 +1,5 @@
 //! binG: binary G (trec_eval m_binG.c).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "binG",
@@ -11,6 +11,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

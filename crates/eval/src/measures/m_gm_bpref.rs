@@ -1,5 +1,5 @@
 //! gm_bpref: geometric mean of bpref over topics (trec_eval m_gm_bpref.c).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "gm_bpref",
@@ -10,6 +10,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::GeoMean,
     per_query: false,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

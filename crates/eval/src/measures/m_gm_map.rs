@@ -1,5 +1,5 @@
 //! gm_map: geometric mean of AP over topics (trec_eval m_gm_map.c).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 /// AP values below this are clamped so one zero does not zero the whole geometric mean.
 pub(crate) const MIN_GEO_MEAN: f64 = 0.00001;
@@ -14,6 +14,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::GeoMean,
     per_query: false,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

@@ -1,6 +1,6 @@
 //! infAP: inferred average precision (trec_eval m_infap.c).
 use super::topic::{NOT_POOLED, POOLED_UNJUDGED};
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 /// Smoothing so the estimated precision above the first judged document is defined.
 const INFAP_EPSILON: f64 = 0.00001;
@@ -14,6 +14,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

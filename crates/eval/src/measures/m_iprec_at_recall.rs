@@ -1,5 +1,5 @@
 //! iprec_at_recall: interpolated precision at recall levels (trec_eval m_iprec_at_recall.c).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "iprec_at_recall",
@@ -10,6 +10,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

@@ -1,7 +1,7 @@
 //! ndcg, dcg, ideal_dcg: (normalized) discounted cumulative gain over the whole ranking
 //! (trec_eval m_ndcg.c).
 use super::topic::{discount, Gains};
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "ndcg",
@@ -12,6 +12,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute: compute_ndcg,
 };
 
@@ -24,6 +26,8 @@ pub static DCG: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute: compute_dcg,
 };
 
@@ -36,6 +40,8 @@ pub static IDEAL_DCG: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute: compute_ideal_dcg,
 };
 

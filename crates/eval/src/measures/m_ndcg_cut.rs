@@ -1,6 +1,6 @@
 //! ndcg_cut: nDCG at cutoffs with the raw relevance as gain (trec_eval m_ndcg_cut.c).
 use super::topic::discount;
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "ndcg_cut",
@@ -11,6 +11,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

@@ -1,6 +1,6 @@
 //! ndcg_rel: nDCG averaged over the relevant documents (trec_eval m_ndcg_rel.c).
 use super::topic::{discount, Gains};
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "ndcg_rel",
@@ -11,6 +11,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

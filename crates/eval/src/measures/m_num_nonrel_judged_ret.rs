@@ -1,6 +1,6 @@
 //! num_nonrel_judged_ret: judged non-relevant documents retrieved
 //! (trec_eval m_num_nonrel_judged_ret.c).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "num_nonrel_judged_ret",
@@ -11,6 +11,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Sum,
     per_query: true,
     integer: true,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

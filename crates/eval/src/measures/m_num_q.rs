@@ -1,5 +1,5 @@
 //! num_q: number of topics averaged over (trec_eval m_num_q.c).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "num_q",
@@ -10,6 +10,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::NumQ,
     per_query: false,
     integer: true,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

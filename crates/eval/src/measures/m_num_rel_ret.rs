@@ -1,5 +1,5 @@
 //! num_rel_ret: number of relevant documents retrieved (trec_eval m_num_rel_ret.c).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "num_rel_ret",
@@ -10,6 +10,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Sum,
     per_query: true,
     integer: true,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

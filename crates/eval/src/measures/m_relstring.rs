@@ -1,6 +1,6 @@
 //! relstring: the relevance of the top documents as a string (trec_eval m_relstring.c).
 use super::topic::{NOT_POOLED, POOLED_UNJUDGED};
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "relstring",
@@ -11,6 +11,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Nothing,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

@@ -1,6 +1,6 @@
 //! Rndcg: nDCG averaged at the R-level boundaries (trec_eval m_Rndcg.c).
 use super::topic::{discount, Gains};
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "Rndcg",
@@ -12,6 +12,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

@@ -1,5 +1,5 @@
 //! runid: the run tag of the results file (trec_eval m_runid.c).
-use super::{Family, ParamKind, Params, Summary, TopicEval};
+use super::{Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "runid",
@@ -10,6 +10,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::RunId,
     per_query: false,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

@@ -1,5 +1,5 @@
 //! success: a relevant document in the top k (trec_eval m_success.c).
-use super::{rel_counts_at, Family, ParamKind, Params, Summary, TopicEval};
+use super::{rel_counts_at, Family, Input, ParamKind, Params, Summary, TopicEval};
 
 pub static FAMILY: Family = Family {
     name: "success",
@@ -10,6 +10,8 @@ pub static FAMILY: Family = Family {
     summary: Summary::Mean,
     per_query: true,
     integer: false,
+    input: Input::Qrels,
+    prefs_kernel: None,
     compute,
 };
 

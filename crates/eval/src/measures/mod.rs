@@ -5,6 +5,7 @@
 //! aggregation over topics ([`Summary`]), like ranx does.
 
 pub mod name;
+pub mod prefs;
 pub mod topic;
 
 mod m_11pt_avg;
@@ -16,6 +17,7 @@ mod m_gm_map;
 mod m_infap;
 mod m_iprec_at_recall;
 mod m_map;
+mod m_map_avgjg;
 mod m_map_cut;
 mod m_ndcg;
 mod m_ndcg_cut;
@@ -26,6 +28,21 @@ mod m_num_rel;
 mod m_num_rel_ret;
 mod m_num_ret;
 mod m_p;
+mod m_p_avgjg;
+mod m_prefs_avgjg;
+mod m_prefs_avgjg_imp;
+mod m_prefs_avgjg_ret;
+mod m_prefs_avgjg_rnonrel;
+mod m_prefs_avgjg_rnonrel_ret;
+mod m_prefs_num_prefs_ful;
+mod m_prefs_num_prefs_ful_ret;
+mod m_prefs_num_prefs_poss;
+mod m_prefs_pair;
+mod m_prefs_pair_imp;
+mod m_prefs_pair_ret;
+mod m_prefs_simp;
+mod m_prefs_simp_imp;
+mod m_prefs_simp_ret;
 mod m_rbp;
 mod m_rbp_resid;
 mod m_recall;
@@ -35,6 +52,7 @@ mod m_relstring;
 mod m_rndcg;
 mod m_rprec;
 mod m_rprec_mult;
+mod m_rprec_mult_avgjg;
 mod m_runid;
 mod m_set_f;
 mod m_set_map;
@@ -47,6 +65,7 @@ mod m_utility;
 
 pub use m_relstring::relstring;
 pub use name::{Gain, Measure, MeasureKind, MeasureParseError};
+pub use prefs::PrefCounts;
 pub use topic::{RankingOptions, TopicEval};
 
 use serde::ser::SerializeStruct;
@@ -108,6 +127,18 @@ impl Params {
     }
 }
 
+/// The kind of judgments a family reads (trec_eval's `-R` formats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Input {
+    /// Plain qrels (`-R qrels`, the default).
+    Qrels,
+    /// Several judgment groups per topic (`-R qrels_jg`); computed per group and averaged.
+    JudgmentGroups,
+    /// Document preferences (`-R prefs` or `-R qrels_prefs`).
+    Prefs,
+}
+
 /// How per-topic values become the summary line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -138,6 +169,10 @@ pub struct Family {
     pub per_query: bool,
     /// Printed as an integer (`%ld`) instead of `%6.4f`.
     pub integer: bool,
+    /// Which judgments the family reads.
+    pub input: Input,
+    /// For preference measures: the value from a topic's preference counts.
+    pub prefs_kernel: Option<fn(&PrefCounts) -> f64>,
     /// Writes this topic's values (one per cutoff) into `out`, which starts zeroed.
     pub compute: fn(&TopicEval, &Params, &mut [f64]),
 }
@@ -177,7 +212,7 @@ impl Family {
     }
 }
 
-static REGISTRY: [&Family; 39] = [
+static REGISTRY: [&Family; 56] = [
     &m_runid::FAMILY,
     &m_num_q::FAMILY,
     &m_num_ret::FAMILY,
@@ -214,6 +249,23 @@ static REGISTRY: [&Family; 39] = [
     &m_set_map::FAMILY,
     &m_set_f::FAMILY,
     &m_num_nonrel_judged_ret::FAMILY,
+    &m_prefs_num_prefs_poss::FAMILY,
+    &m_prefs_num_prefs_ful::FAMILY,
+    &m_prefs_num_prefs_ful_ret::FAMILY,
+    &m_prefs_simp::FAMILY,
+    &m_prefs_pair::FAMILY,
+    &m_prefs_avgjg::FAMILY,
+    &m_prefs_avgjg_rnonrel::FAMILY,
+    &m_prefs_simp_ret::FAMILY,
+    &m_prefs_pair_ret::FAMILY,
+    &m_prefs_avgjg_ret::FAMILY,
+    &m_prefs_avgjg_rnonrel_ret::FAMILY,
+    &m_prefs_simp_imp::FAMILY,
+    &m_prefs_pair_imp::FAMILY,
+    &m_prefs_avgjg_imp::FAMILY,
+    &m_map_avgjg::FAMILY,
+    &m_p_avgjg::FAMILY,
+    &m_rprec_mult_avgjg::FAMILY,
     &m_rbp::FAMILY,
     &m_rbp_resid::FAMILY,
     &m_unj::FAMILY,
@@ -296,8 +348,40 @@ pub fn nickname(name: &str) -> Option<&'static [&'static str]> {
         "set_map",
         "set_F",
     ];
+    const QRELS_JG: &[&str] = &["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"];
+    const ALL_PREFS: &[&str] = &[
+        "runid",
+        "num_q",
+        "prefs_num_prefs_poss",
+        "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret",
+        "prefs_simp",
+        "prefs_pair",
+        "prefs_avgjg",
+        "prefs_avgjg_Rnonrel",
+        "prefs_simp_ret",
+        "prefs_pair_ret",
+        "prefs_avgjg_ret",
+        "prefs_avgjg_Rnonrel_ret",
+        "prefs_simp_imp",
+        "prefs_pair_imp",
+        "prefs_avgjg_imp",
+    ];
+    const PREFS: &[&str] = &[
+        "runid",
+        "num_q",
+        "prefs_num_prefs_poss",
+        "prefs_num_prefs_ful",
+        "prefs_num_prefs_ful_ret",
+        "prefs_simp",
+        "prefs_pair",
+        "prefs_avgjg",
+    ];
     match name {
         "official" => Some(OFFICIAL),
+        "all_prefs" => Some(ALL_PREFS),
+        "prefs" => Some(PREFS),
+        "qrels_jg" => Some(QRELS_JG),
         "all_trec" => Some(ALL_TREC),
         "set" => Some(SET),
         _ => None,

@@ -1,5 +1,6 @@
 //! Measures as values with the names people write (`nDCG@10`, `P(rel=2)@5`, `MAP`, `MRR`,
-//! `R@100`, ...), in the spirit of ir_measures. `Display` round-trips with `FromStr`.
+//! `R@100`, `UDCG(gamma=0)@5`, ...), in the spirit of ir_measures. `Display` prints a name that
+//! `FromStr` reads back to the same measure.
 
 use std::fmt;
 use std::str::FromStr;
@@ -8,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::m_ndcg_cut::ideal_linear_gains;
 use super::topic::discount;
-use super::TopicEval;
+use super::{Family, TopicEval};
+use crate::rag::UdcgVariant;
 
 /// The measure family a [`Measure`] computes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -45,6 +47,11 @@ pub enum MeasureKind {
     SetR,
     /// Set F1 (`SetF`).
     SetF,
+    /// Utility and Distraction-aware Cumulative Gain (`UDCG`, `UDCG@k`,
+    /// `UDCG(gamma=G,gain=binary,compat=udcg-ref)@k`): Trappolini et al. 2025, Eq. 4; see
+    /// [`crate::rag::measure`]. Reads utilities ([`crate::EvalOptions::utilities`]), not qrels
+    /// levels.
+    UDCG(UdcgVariant),
 }
 
 /// How graded relevance becomes gain in nDCG.
@@ -202,6 +209,17 @@ const SPECS: &[Spec] = &[
         true,
         false,
     ),
+    spec(
+        MeasureKind::UDCG(UdcgVariant {
+            gamma: crate::rag::Gamma::PAPER,
+            gain: crate::rag::Gain::Utility,
+            convention: crate::rag::Convention::Paper,
+        }),
+        &["UDCG"],
+        CutoffRule::Optional,
+        false,
+        false,
+    ),
 ];
 
 const fn spec(
@@ -221,7 +239,10 @@ const fn spec(
 }
 
 fn spec_of(kind: MeasureKind) -> &'static Spec {
-    SPECS.iter().find(|s| s.kind == kind).unwrap_or(&SPECS[0])
+    SPECS
+        .iter()
+        .find(|s| std::mem::discriminant(&s.kind) == std::mem::discriminant(&kind))
+        .unwrap_or(&SPECS[0])
 }
 
 impl Measure {
@@ -252,6 +273,35 @@ impl Measure {
         )
     }
 
+    /// The UDCG parameters, when this is a UDCG measure.
+    pub fn udcg(&self) -> Option<UdcgVariant> {
+        match self.kind {
+            MeasureKind::UDCG(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether evaluating this measure needs [`crate::EvalOptions::utilities`].
+    pub fn needs_utilities(&self) -> bool {
+        self.udcg().is_some()
+    }
+
+    /// The registry entry documenting this measure (formula, source, explanation): UDCG's
+    /// from [`crate::rag::registry`], the others' from trec_eval's [`super::registry`] through
+    /// [`Measure::trec_eval_equivalent`] (longest family name that prefixes it, so `ndcg_cut_10`
+    /// finds `ndcg_cut`, not `ndcg`).
+    pub fn family(&self) -> Option<&'static Family> {
+        if self.udcg().is_some() {
+            return Some(&crate::rag::measure::UDCG_FAMILY);
+        }
+        let (name, _) = self.trec_eval_equivalent()?;
+        super::registry()
+            .iter()
+            .copied()
+            .filter(|f| name == f.name || name.starts_with(&format!("{}_", f.name)))
+            .max_by_key(|f| f.name.len())
+    }
+
     /// The trec_eval measure (as printed) and `-l` level that compute the same value,
     /// where trec_eval has one.
     pub fn trec_eval_equivalent(&self) -> Option<(String, i32)> {
@@ -280,7 +330,8 @@ impl Measure {
         Some((name, self.level()))
     }
 
-    /// This measure's value for one topic (`t` must be judged at `self.level()`).
+    /// This measure's value for one topic (`t` must be judged at `self.level()`). UDCG cannot
+    /// be computed from relevance levels and gives NaN here; [`crate::evaluate_with`] scores it.
     pub fn compute(&self, t: &TopicEval) -> f64 {
         let depth = self.cutoff.map(|k| k as usize).unwrap_or(usize::MAX);
         let k = self.cutoff.unwrap_or(0) as f64;
@@ -327,6 +378,7 @@ impl Measure {
             MeasureKind::SetP => one(&super::m_set_p::FAMILY, t),
             MeasureKind::SetR => one(&super::m_set_recall::FAMILY, t),
             MeasureKind::SetF => one(&super::m_set_f::FAMILY, t),
+            MeasureKind::UDCG(_) => f64::NAN,
         }
     }
 }
@@ -377,6 +429,9 @@ impl fmt::Display for Measure {
         if self.gain == Gain::Exp {
             params.push("gain=exp".to_string());
         }
+        if let Some(v) = self.udcg() {
+            params.extend(v.name_params());
+        }
         if !params.is_empty() {
             write!(f, "({})", params.join(","))?;
         }
@@ -422,7 +477,7 @@ impl FromStr for Measure {
             .iter()
             .find(|sp| sp.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
             .ok_or_else(|| {
-                err("unknown measure; try MAP, MRR, nDCG, P@k, R@k, Success@k, RR@k, Rprec, bpref, infAP, Judged@k, NumRet, NumRel, NumRelRet, SetP, SetR, SetF")
+                err("unknown measure; try MAP, MRR, nDCG, P@k, R@k, Success@k, RR@k, Rprec, bpref, infAP, Judged@k, NumRet, NumRel, NumRelRet, SetP, SetR, SetF, UDCG@k")
             })?;
         match (&spec.cutoff, cutoff) {
             (CutoffRule::Required, None) => {
@@ -437,6 +492,17 @@ impl FromStr for Measure {
             rel: None,
             gain: Gain::Linear,
         };
+        if let MeasureKind::UDCG(_) = spec.kind {
+            let mut pairs = Vec::new();
+            for param in params.into_iter().flat_map(|p| p.split(',')) {
+                let (key, value) = param
+                    .split_once('=')
+                    .ok_or_else(|| err("parameters are key=value"))?;
+                pairs.push((key.trim(), value.trim()));
+            }
+            m.kind = MeasureKind::UDCG(UdcgVariant::from_pairs(pairs).map_err(|r| err(&r))?);
+            return Ok(m);
+        }
         for param in params.into_iter().flat_map(|p| p.split(',')) {
             let (key, value) = param
                 .split_once('=')

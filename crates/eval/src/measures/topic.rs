@@ -108,27 +108,47 @@ impl<'a> TopicEval<'a> {
 
 /// Sorts a topic's results by score descending, ties by docno descending (byte order, as
 /// `strcmp`), keeps the first `max_docs`, and looks up each document's relevance.
+///
+/// Sorting runs on (score key, index) pairs: an integer sort, with docnos compared only
+/// inside groups of tied scores.
 pub fn ranked_rels(
     run: &Run,
     topic: &RunTopic,
     qrels: &QrelsTopic,
     opts: &RankingOptions,
-    scratch: &mut Vec<RankedDoc>,
+    scratch: &mut Vec<(u64, u32)>,
     out: &mut Vec<i32>,
 ) {
+    let docs = topic.docs();
     scratch.clear();
-    scratch.extend_from_slice(topic.docs());
-    scratch.sort_unstable_by(|a, b| {
-        b.score
-            .partial_cmp(&a.score)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| run.docno(b).cmp(run.docno(a)))
-    });
+    scratch.extend(
+        docs.iter()
+            .enumerate()
+            .map(|(i, d)| (descending_key(d.score), i as u32)),
+    );
+    scratch.sort_unstable();
+    let mut start = 0;
+    while start < scratch.len() {
+        let key = scratch[start].0;
+        let end = start
+            + scratch[start..]
+                .iter()
+                .take_while(|(k, _)| *k == key)
+                .count();
+        if end - start > 1 {
+            scratch[start..end].sort_unstable_by(|a, b| {
+                run.docno(&docs[b.1 as usize])
+                    .cmp(run.docno(&docs[a.1 as usize]))
+            });
+        }
+        start = end;
+    }
     scratch.truncate(opts.max_docs);
     out.clear();
     out.reserve(scratch.len());
-    for doc in scratch.iter() {
-        let rel = match qrels.rel(run.docno(doc)) {
+    for &(_, i) in scratch.iter() {
+        let doc: &RankedDoc = &docs[i as usize];
+        let rel = match qrels.rel_hashed(doc.hash, run.docno(doc)) {
             None => NOT_POOLED,
             Some(r) if r < 0 => POOLED_UNJUDGED,
             Some(r) => r,
@@ -138,6 +158,20 @@ pub fn ranked_rels(
         }
         out.push(rel);
     }
+}
+
+/// Maps a score to an integer that sorts ascending as the score sorts descending; equal
+/// scores (including 0.0 and -0.0, equal in C) get equal keys. Scores are never NaN.
+#[inline]
+fn descending_key(score: f64) -> u64 {
+    let score = if score == 0.0 { 0.0 } else { score };
+    let bits = score.to_bits();
+    let ascending = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    };
+    !ascending
 }
 
 /// A gain per relevance level, as trec_eval's gain_init.c builds them from `rel=gain`

@@ -9,6 +9,8 @@ pub mod contexts;
 pub mod correlation;
 pub mod erag;
 pub mod error;
+pub mod gamma;
+pub mod measure;
 pub mod reference_json;
 pub mod report;
 pub mod spec;
@@ -21,6 +23,8 @@ pub mod utilities_tsv;
 pub mod utility;
 
 pub use error::InputError;
+pub use gamma::Gamma;
+pub use measure::{registry, UdcgVariant};
 pub use spec::UdcgSpec;
 pub use udcg::{Convention, Gain, UdcgParams};
 pub use utility::Judgment;

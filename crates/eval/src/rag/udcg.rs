@@ -11,7 +11,10 @@ pub const PAPER_GAMMA: f64 = 1.0 / 3.0;
 pub const REFERENCE_GAMMA: f64 = 0.333;
 
 /// Which utility a passage contributes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Gain {
     /// u = R·(1 − p(NO-RESPONSE)), the paper's utility.
     #[default]
@@ -21,7 +24,10 @@ pub enum Gain {
 }
 
 /// How the score is normalised and how edge cases behave.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum Convention {
     /// Paper Eq. 4: divide by the cutoff k; an empty context scores σ(0) = 0.5; every passage
     /// of the context must be judged (the callers enforce it).

@@ -41,8 +41,12 @@ Options (values may be glued: -l2, -M100, -mP.5,10; long forms like --measure=P.
   -N, --Number_docs_in_coll N     collection size, used by utility's 4th coefficient
   -J, --Judged_docs_only          drop unjudged documents before scoring (rarely wise)
   -D, --Debug_level N             accepted for compatibility, ignored
-  -R, --Rel_info_format FMT       only 'qrels' is supported
-  -T, --Results_format FMT        only 'trec_results' is supported
+  -R, --Rel_info_format FMT       qrels (default); qrels_jg (2nd column = judgment group,
+                                  measures averaged over groups: -m qrels_jg); prefs
+                                  (qid jg jsg docno rel_level: -m all_prefs); qrels_prefs
+                                  (qrels read as preferences)
+  -T, --Results_format FMT        only 'trec_results' exists
+  -Z, --Zscore FILE               print z-scores using 'qid measure mean stddev' lines
   -h, --help                      this help
   -v, --version                   print the version on stderr
 Output lines are 'measure<TAB>topic<TAB>value', in trec_eval's measure order.

@@ -13,11 +13,12 @@ pub struct Selected {
     pub names: Vec<String>,
 }
 
+/// Families marked by `-m`, and `(family or nickname, parameter string)` pairs.
+pub type Marked = (Vec<&'static str>, Vec<(String, String)>);
+
 /// Marks families from `-m` arguments (nicknames expand) and returns, per family name,
 /// the first parameter string given for it. Unknown names fail like trec_eval (exit 1).
-pub fn mark(
-    requests: &[String],
-) -> Result<(Vec<&'static str>, Vec<(String, String)>), TrecEvalError> {
+pub fn mark(requests: &[String]) -> Result<Marked, TrecEvalError> {
     let mut marked: Vec<&'static str> = Vec::new();
     let mut params: Vec<(String, String)> = Vec::new();
     let requests: Vec<String> = if requests.is_empty() {

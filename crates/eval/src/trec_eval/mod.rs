@@ -1,8 +1,11 @@
 //! A drop-in trec_eval 10.0: the same argv gives the same stdout, byte for byte.
 //!
-//! Divergences, all on inputs where trec_eval 10.0 misbehaves: a qrels topic missing
-//! from the run without `-c` is an error naming the topic (trec_eval 10.0 re-scores a
-//! stale topic or crashes); duplicate docnos are reported at parse time for any topic.
+//! Every rel_info format (`-R qrels`, `qrels_jg`, `prefs`, `qrels_prefs`) and `-Z` are
+//! supported. Divergences, all on inputs where trec_eval 10.0 misbehaves: a qrels topic
+//! missing from the run without `-c` is an error naming the topic (trec_eval 10.0 reuses
+//! the previous topic's results through a stale pointer, or crashes); duplicate docnos
+//! are reported at parse time for any topic; non-numeric scores are errors instead of 0;
+//! blank lines in qrels are skipped instead of rejected.
 
 mod args;
 mod format;
@@ -10,12 +13,16 @@ mod measures;
 mod zscores;
 
 use std::fmt::Write as _;
+use std::io::Read;
 
 pub use args::Args;
 
-use crate::formats::{parse_qrels, parse_run, Qrels, Run};
+use crate::formats::{
+    parse_prefs, parse_qrels, parse_qrels_jg, PrefsTopic, Qrels, QrelsTopic, Run, RunParser,
+};
+use crate::measures::prefs::form_prefs_counts;
 use crate::measures::topic::{ranked_rels, NOT_POOLED};
-use crate::measures::{relstring, RankingOptions, Summary, TopicEval};
+use crate::measures::{relstring, Input, RankingOptions, Summary, TopicEval};
 use format::{fmt_value, HELP};
 use measures::Selected;
 
@@ -45,6 +52,17 @@ pub fn run(
     args: &[String],
     read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
 ) -> Result<String, TrecEvalError> {
+    run_streaming(args, &mut |name: &str| {
+        read_file(name).map(|bytes| Box::new(std::io::Cursor::new(bytes)) as Box<dyn Read>)
+    })
+}
+
+/// An opened input file, read in chunks.
+pub type OpenFile<'a> = dyn FnMut(&str) -> Result<Box<dyn Read>, String> + 'a;
+
+/// [`run`] for callers that can stream files (the CLI): the run is fed to its parser in
+/// 1 MiB chunks, so it is never held in memory both as text and parsed.
+pub fn run_streaming(args: &[String], open: &mut OpenFile) -> Result<String, TrecEvalError> {
     let args = Args::parse(args)?;
     if args.version {
         return Err(TrecEvalError::new("trec_eval version 10.0 (ragscope)\n", 0));
@@ -57,22 +75,19 @@ pub fn run(
         return Err(TrecEvalError::new(args::USAGE, 1));
     }
     let (qrels_name, run_name) = (&args.positional[0], &args.positional[1]);
-    match args.rel_format.as_deref() {
-        None | Some("qrels") => {}
-        Some(f @ ("prefs" | "qrels_prefs" | "qrels_jg")) => {
-            return Err(TrecEvalError::new(
-                format!("trec_eval: rel_info format '{f}' is not supported by ragscope yet\n"),
-                2,
-            ))
-        }
+    let format = match args.rel_format.as_deref() {
+        None | Some("qrels") => RelFormat::Qrels,
+        Some("qrels_jg") => RelFormat::QrelsJg,
+        Some("prefs") => RelFormat::Prefs,
+        Some("qrels_prefs") => RelFormat::QrelsPrefs,
         Some(f) => {
             return Err(TrecEvalError::new(
                 format!("trec_eval: Illegal rel_format '{f}'\n"),
                 2,
             ))
         }
-    }
-    let qrels = read_qrels(qrels_name, read_file)?;
+    };
+    let qrels = read_qrels(qrels_name, open, format)?;
     if let Some(f) = args
         .results_format
         .as_deref()
@@ -83,11 +98,11 @@ pub fn run(
             2,
         ));
     }
-    let run = read_run(run_name, read_file)?;
+    let run = read_run(run_name, open)?;
     let zscores = match &args.zscore_file {
         None => None,
         Some(name) => {
-            let bytes = read_file(name).map_err(|e| {
+            let bytes = read_all(open, name).map_err(|e| {
                 TrecEvalError::new(
                     format!("trec_eval.get_zscores: Cannot read zscores file '{name}': {e}\n"),
                     255,
@@ -121,83 +136,197 @@ pub fn run(
     evaluate(&args, &qrels, &run, &selected, &opts, zscores.as_ref())
 }
 
+/// trec_eval's `-R` rel_info formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RelFormat {
+    Qrels,
+    QrelsJg,
+    Prefs,
+    QrelsPrefs,
+}
+
+/// The topics of a rel_info file: each with one judgment set, one per judgment group
+/// under `-R qrels_jg`, or preferences under `-R prefs` / `-R qrels_prefs`.
+struct RelInfo {
+    name: String,
+    input: Input,
+    topics: Vec<(String, Vec<QrelsTopic>)>,
+    prefs: Vec<PrefsTopic>,
+}
+
+fn read_all(open: &mut OpenFile, name: &str) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    open(name)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
 fn read_qrels(
     name: &str,
-    read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
-) -> Result<Qrels, TrecEvalError> {
+    open: &mut OpenFile,
+    format: RelFormat,
+) -> Result<RelInfo, TrecEvalError> {
     let quit =
         |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
-    let bytes = read_file(name).map_err(|e| {
+    let bytes = read_all(open, name).map_err(|e| {
         quit(format!(
             "trec_eval.get_qrels: Cannot read qrels file '{name}': {e}\n"
         ))
     })?;
-    parse_qrels(name, &bytes).map_err(|e| quit(format!("trec_eval.get_qrels: {e}\n")))
+    let bad = |e: crate::formats::ParseError| quit(format!("trec_eval.get_qrels: {e}\n"));
+    let mut info = RelInfo {
+        name: name.to_string(),
+        input: Input::Qrels,
+        topics: Vec::new(),
+        prefs: Vec::new(),
+    };
+    match format {
+        RelFormat::Qrels => {
+            let qrels: Qrels = parse_qrels(name, &bytes).map_err(bad)?;
+            info.topics = qrels
+                .topics()
+                .iter()
+                .map(|t| (t.qid().to_string(), vec![t.clone()]))
+                .collect();
+        }
+        RelFormat::QrelsJg => {
+            info.input = Input::JudgmentGroups;
+            info.topics = parse_qrels_jg(name, &bytes).map_err(bad)?.topics;
+        }
+        RelFormat::Prefs | RelFormat::QrelsPrefs => {
+            info.input = Input::Prefs;
+            let prefs = parse_prefs(name, &bytes, format == RelFormat::QrelsPrefs)
+                .map_err(|e| quit(format!("trec_eval.get_prefs: {e}\n")))?;
+            info.topics = prefs
+                .topics
+                .iter()
+                .map(|t| (t.qid.clone(), Vec::new()))
+                .collect();
+            info.prefs = prefs.topics;
+        }
+    }
+    Ok(info)
 }
 
-fn read_run(
-    name: &str,
-    read_file: &mut dyn FnMut(&str) -> Result<Vec<u8>, String>,
-) -> Result<Run, TrecEvalError> {
+fn read_run(name: &str, open: &mut OpenFile) -> Result<Run, TrecEvalError> {
     let quit =
         |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
-    let bytes = read_file(name).map_err(|e| {
+    let cannot = |e: String| {
         quit(format!(
             "trec_eval.get_results: Cannot read results file '{name}': {e}\n"
         ))
-    })?;
-    parse_run(name, &bytes).map_err(|e| quit(format!("trec_eval.get_results: {e}\n")))
+    };
+    let bad = |e: crate::formats::ParseError| quit(format!("trec_eval.get_results: {e}\n"));
+    let mut file = open(name).map_err(cannot)?;
+    let mut parser = RunParser::new(name);
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => parser.feed(&chunk[..n]).map_err(bad)?,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(cannot(e.to_string())),
+        }
+    }
+    parser.finish().map_err(bad)
 }
 
 fn evaluate(
     args: &Args,
-    qrels: &Qrels,
+    qrels: &RelInfo,
     run: &Run,
     selected: &[Selected],
     opts: &RankingOptions,
     zscores: Option<&zscores::Zscores>,
 ) -> Result<String, TrecEvalError> {
+    check_formats(qrels, selected)?;
     let z = if zscores.is_some() { "Z" } else { "" };
     let mut out = String::new();
     let mut sums: Vec<Vec<f64>> = selected.iter().map(|s| vec![0.0; s.names.len()]).collect();
     let mut values: Vec<Vec<f64>> = sums.clone();
+    let mut group_values: Vec<f64> = Vec::new();
     let mut num_q = 0u64;
     let mut scratch = Vec::new();
-    let mut rels = Vec::new();
+    let mut rels: Vec<Vec<i32>> = Vec::new();
     let bogus = [NOT_POOLED];
-    for qt in qrels.topics() {
-        let missing = match run.topic(qt.qid()) {
-            Some(rt) => {
-                ranked_rels(run, rt, qt, opts, &mut scratch, &mut rels);
-                false
-            }
+    let first_prefs = selected.iter().find(|s| s.family.input == Input::Prefs);
+    for (topic_index, (qid, groups)) in qrels.topics.iter().enumerate() {
+        let run_topic = run.topic(qid);
+        let missing = match run_topic {
+            Some(_) => false,
             None if args.complete => true,
             None => {
                 return Err(TrecEvalError::new(
                     format!(
-                        "trec_eval: topic '{}' is in the qrels '{}' but has no results in '{}'; \
+                        "trec_eval: topic '{qid}' is in the qrels '{}' but has no results in '{}'; \
                          use -c to score it as an empty ranking\n",
-                        qt.qid(),
-                        qrels.name(),
+                        qrels.name,
                         run.name()
                     ),
                     4,
                 ))
             }
         };
+        rels.resize_with(groups.len(), Vec::new);
+        if let Some(rt) = run_topic {
+            for (qt, ranked) in groups.iter().zip(rels.iter_mut()) {
+                ranked_rels(run, rt, qt, opts, &mut scratch, ranked);
+            }
+        }
         // trec_eval scores a missing topic as one non-pooled document, then zeroes the
         // few values that would reveal that document.
-        let ranked: &[i32] = if missing { &bogus } else { &rels };
-        let t = TopicEval::new(
-            ranked,
-            qt.levels(),
-            opts.relevance_level,
-            opts.judged_only,
-            opts.num_docs_in_coll,
-        );
+        let evals: Vec<TopicEval> = groups
+            .iter()
+            .zip(&rels)
+            .map(|(qt, ranked)| {
+                TopicEval::new(
+                    if missing { &bogus } else { ranked },
+                    qt.levels(),
+                    opts.relevance_level,
+                    opts.judged_only,
+                    opts.num_docs_in_coll,
+                )
+            })
+            .collect();
+        let no_judgments = TopicEval::new(&[], &[], opts.relevance_level, false, 0);
+        let t = evals.first().unwrap_or(&no_judgments);
+        let pref_counts = match first_prefs {
+            Some(first) => Some(
+                form_prefs_counts(run, run_topic, &qrels.prefs[topic_index], opts.max_docs)
+                    .map_err(|e| {
+                        let message = if e.exit_code == 134 {
+                            e.message
+                        } else {
+                            format!(
+                                "{}trec_eval: Can't calculate measure '{}'\n",
+                                e.message, first.family.name
+                            )
+                        };
+                        TrecEvalError::new(message, e.exit_code)
+                    })?,
+            ),
+            None => None,
+        };
         for (s, vals) in selected.iter().zip(values.iter_mut()) {
             vals.iter_mut().for_each(|v| *v = 0.0);
-            (s.family.compute)(&t, &s.params, vals);
+            if let (Some(kernel), Some(pc)) = (s.family.prefs_kernel, &pref_counts) {
+                vals[0] = kernel(pc);
+            } else if s.family.input == Input::JudgmentGroups {
+                for group in &evals {
+                    group_values.clear();
+                    group_values.resize(vals.len(), 0.0);
+                    (s.family.compute)(group, &s.params, &mut group_values);
+                    for (v, g) in vals.iter_mut().zip(&group_values) {
+                        *v += g;
+                    }
+                }
+                if evals.len() > 1 {
+                    vals.iter_mut().for_each(|v| *v /= evals.len() as f64);
+                }
+            } else {
+                (s.family.compute)(t, &s.params, vals);
+            }
             if missing {
                 for (name, v) in s.names.iter().zip(vals.iter_mut()) {
                     if name == "num_ret"
@@ -211,7 +340,7 @@ fn evaluate(
             }
             if let Some(zs) = zscores {
                 for (name, v) in s.names.iter().zip(vals.iter_mut()) {
-                    *v = zs.convert(qt.qid(), name, *v);
+                    *v = zs.convert(qid, name, *v);
                 }
             }
         }
@@ -226,9 +355,9 @@ fn evaluate(
                 let text = if missing {
                     String::new()
                 } else {
-                    relstring(&t, s.params.fractions().first().copied().unwrap_or(10.0))
+                    relstring(t, s.params.fractions().first().copied().unwrap_or(10.0))
                 };
-                let _ = writeln!(out, "{:<22}\t{}\t'{}'", s.names[0], qt.qid(), text);
+                let _ = writeln!(out, "{:<22}\t{}\t'{}'", s.names[0], qid, text);
                 continue;
             }
             for (name, v) in s.names.iter().zip(vals) {
@@ -236,7 +365,7 @@ fn evaluate(
                     out,
                     "{z}{:<22}\t{}\t{}",
                     name,
-                    qt.qid(),
+                    qid,
                     value_text(s, *v, zscores.is_some())
                 );
             }
@@ -274,6 +403,36 @@ fn evaluate(
         }
     }
     Ok(out)
+}
+
+/// Measures over plain qrels cannot read judgment groups and vice versa; trec_eval fails
+/// on the first topic with these messages.
+fn check_formats(qrels: &RelInfo, selected: &[Selected]) -> Result<(), TrecEvalError> {
+    if qrels.topics.is_empty() {
+        return Ok(());
+    }
+    for s in selected {
+        let f = s.family;
+        if matches!(f.summary, Summary::RunId | Summary::NumQ) || f.input == qrels.input {
+            continue;
+        }
+        let why = match f.input {
+            Input::JudgmentGroups => {
+                "trec_eval: rel_info format not qrels_jg or results format not trec_results\n"
+            }
+            Input::Prefs => {
+                "trec_eval.form_prefs_info: prefs_info format not (prefs or qrels_prefs) or results format not trec_results\n"
+            }
+            Input::Qrels => {
+                "trec_eval.form_res_qrels: rel_info format not qrels or results format not trec_results\n"
+            }
+        };
+        return Err(TrecEvalError::new(
+            format!("{why}trec_eval: Can't calculate measure '{}'\n", f.name),
+            4,
+        ));
+    }
+    Ok(())
 }
 
 fn value_text(s: &Selected, v: f64, zscore: bool) -> String {

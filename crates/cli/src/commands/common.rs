@@ -1,0 +1,254 @@
+//! What `eval`, `udcg` and `compare` share: reading runs, qrels and utilities with messages that
+//! name the file, parsing measure lists, and writing one grid of cells in every output format.
+
+use std::fmt::Write as _;
+use std::io::Read;
+use std::sync::Arc;
+
+use ragscope_eval::rag::utilities_tsv::{self, Utilities};
+use ragscope_eval::{Measure, Qrels, QrelsParser, Run, RunParser};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+    Latex,
+    Markdown,
+}
+
+/// Feeds a file to a streaming parser in 1 MiB chunks, so a run is never held twice.
+fn stream<P>(
+    path: &str,
+    mut parser: P,
+    feed: impl Fn(&mut P, &[u8]) -> Result<(), ragscope_eval::ParseError>,
+) -> Result<P, String> {
+    let cannot = |e: std::io::Error| format!("cannot read '{path}': {e}");
+    let mut file = std::fs::File::open(path).map_err(cannot)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(cannot)?;
+        if n == 0 {
+            return Ok(parser);
+        }
+        feed(&mut parser, &buf[..n]).map_err(|e| e.to_string())?;
+    }
+}
+
+pub fn read_qrels(path: &str) -> Result<Qrels, String> {
+    stream(path, QrelsParser::new(path), |p, c| p.feed(c))?
+        .finish()
+        .map_err(|e| e.to_string())
+}
+
+pub fn read_run(path: &str) -> Result<Run, String> {
+    stream(path, RunParser::new(path), |p, c| p.feed(c))?
+        .finish()
+        .map_err(|e| e.to_string())
+}
+
+/// Reads a utilities TSV and settles which reader model's probabilities to use: `model` when
+/// given (it must occur), else the only model the file names, else the model-less rows.
+pub fn read_utilities(path: &str, model: Option<&str>) -> Result<(Arc<Utilities>, String), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+    let utilities = utilities_tsv::parse(path, &text).map_err(|e| e.to_string())?;
+    let mut models: Vec<&str> = utilities
+        .entries
+        .keys()
+        .map(|(m, _)| m.as_str())
+        .filter(|m| !m.is_empty())
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    let chosen = match model {
+        Some(m) if models.contains(&m) => m.to_string(),
+        Some(m) => {
+            return Err(format!(
+                "{path}: no row names the model {m:?} (models in the file: {})",
+                if models.is_empty() {
+                    "none".to_string()
+                } else {
+                    models.join(", ")
+                }
+            ))
+        }
+        None if models.len() > 1 => {
+            return Err(format!(
+                "{path}: the utilities name several models ({}); pick one with --model",
+                models.join(", ")
+            ))
+        }
+        None => models.first().map(|m| m.to_string()).unwrap_or_default(),
+    };
+    Ok((Arc::new(utilities), chosen))
+}
+
+/// Parses a comma-split measure list, skipping empty items.
+pub fn parse_measures(texts: &[String]) -> Result<Vec<Measure>, String> {
+    texts
+        .iter()
+        .filter(|m| !m.trim().is_empty())
+        .map(|t| t.parse::<Measure>().map_err(|e| e.to_string()))
+        .collect()
+}
+
+/// How a measure's value prints: counts as integers, the rest with 4 decimals like trec_eval.
+pub fn number(m: &Measure, v: f64) -> String {
+    if v.is_nan() {
+        "n/a".to_string()
+    } else if m.is_count() {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+/// A grid of already formatted cells: the first `label_columns` columns are labels (left
+/// aligned), the rest numbers. `latex_cells`, when given, replaces `cells` in LaTeX output
+/// (for markup such as superscripts that must not be escaped).
+pub struct Grid {
+    pub header: Vec<String>,
+    pub cells: Vec<Vec<String>>,
+    pub label_columns: usize,
+    pub latex_cells: Option<Vec<Vec<String>>>,
+    /// Lines printed under the table (table, markdown) or as a LaTeX footnote row.
+    pub notes: Vec<String>,
+}
+
+impl Grid {
+    /// Renders as a text table, CSV, Markdown or a booktabs LaTeX tabular (not JSON).
+    pub fn render(&self, format: Format) -> String {
+        let mut out = String::new();
+        let header = &self.header;
+        let is_label = |c: usize| c < self.label_columns;
+        match format {
+            Format::Table | Format::Json => {
+                let widths: Vec<usize> = (0..header.len())
+                    .map(|c| {
+                        self.cells
+                            .iter()
+                            .map(|r| r[c].chars().count())
+                            .chain([header[c].chars().count()])
+                            .max()
+                            .unwrap_or(0)
+                    })
+                    .collect();
+                for row in std::iter::once(header).chain(&self.cells) {
+                    let line: Vec<String> = row
+                        .iter()
+                        .enumerate()
+                        .map(|(c, s)| {
+                            if is_label(c) {
+                                format!("{s:<w$}", w = widths[c])
+                            } else {
+                                format!("{s:>w$}", w = widths[c])
+                            }
+                        })
+                        .collect();
+                    let _ = writeln!(out, "{}", line.join("  ").trim_end());
+                }
+                for note in &self.notes {
+                    let _ = writeln!(out, "{note}");
+                }
+            }
+            Format::Csv => {
+                for row in std::iter::once(header).chain(&self.cells) {
+                    let line: Vec<String> = row.iter().map(|s| csv_field(s)).collect();
+                    let _ = writeln!(out, "{}", line.join(","));
+                }
+            }
+            Format::Markdown => {
+                let _ = writeln!(out, "| {} |", header.join(" | "));
+                let rule: Vec<&str> = (0..header.len())
+                    .map(|c| if is_label(c) { "---" } else { "---:" })
+                    .collect();
+                let _ = writeln!(out, "| {} |", rule.join(" | "));
+                for row in &self.cells {
+                    let escaped: Vec<String> = row.iter().map(|s| s.replace('|', "\\|")).collect();
+                    let _ = writeln!(out, "| {} |", escaped.join(" | "));
+                }
+                if !self.notes.is_empty() {
+                    out.push('\n');
+                    for note in &self.notes {
+                        let _ = writeln!(out, "{note}");
+                    }
+                }
+            }
+            Format::Latex => {
+                let cols: String = (0..header.len())
+                    .map(|c| if is_label(c) { 'l' } else { 'r' })
+                    .collect();
+                let _ = writeln!(out, "\\begin{{tabular}}{{{cols}}}\n\\toprule");
+                let head: Vec<String> = header.iter().map(|s| latex_escape(s)).collect();
+                let _ = writeln!(out, "{} \\\\\n\\midrule", head.join(" & "));
+                match &self.latex_cells {
+                    Some(rows) => {
+                        for row in rows {
+                            let _ = writeln!(out, "{} \\\\", row.join(" & "));
+                        }
+                    }
+                    None => {
+                        for row in &self.cells {
+                            let escaped: Vec<String> =
+                                row.iter().map(|s| latex_escape(s)).collect();
+                            let _ = writeln!(out, "{} \\\\", escaped.join(" & "));
+                        }
+                    }
+                }
+                let _ = writeln!(out, "\\bottomrule");
+                for note in &self.notes {
+                    let _ = writeln!(
+                        out,
+                        "\\multicolumn{{{}}}{{l}}{{\\footnotesize {}}} \\\\",
+                        header.len(),
+                        note
+                    );
+                }
+                let _ = writeln!(out, "\\end{{tabular}}");
+            }
+        }
+        out
+    }
+}
+
+pub fn json_number(v: Option<f64>) -> serde_json::Value {
+    v.and_then(serde_json::Number::from_f64)
+        .map(serde_json::Value::Number)
+        .unwrap_or(serde_json::Value::Null)
+}
+
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn latex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '_' | '&' | '%' | '$' | '#' | '{' | '}' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\\' => out.push_str("\\textbackslash{}"),
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A UDCG measure without `--utilities` is a usage error, caught before any file is read.
+pub fn check_utilities(measures: &[Measure], utilities: Option<&str>) -> Result<(), String> {
+    match measures.iter().find(|m| m.needs_utilities()) {
+        Some(m) if utilities.is_none() => Err(format!(
+            "{m} needs passage utilities: give them with --utilities FILE (TSV: qid docno \
+             relevant no_res_prob [model], or qid docno utility)"
+        )),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,58 @@
+#![allow(dead_code)]
+//! Shared helpers for the fixture-driven tests. Fixtures come from `tests/oracle/generate.py`
+//! (llama.cpp via llama-cpp-python, and the `gguf` package); a missing fixture fails the test.
+
+use std::path::PathBuf;
+
+pub fn fixtures_dir() -> PathBuf {
+    let dir = std::env::var_os("RAGSCOPE_INFER_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")));
+    assert!(
+        dir.join("summary.json").is_file(),
+        "fixtures missing in {} (run `python tests/oracle/generate.py --out crates/infer/tests/fixtures`)",
+        dir.display()
+    );
+    dir
+}
+
+pub fn load_json(name: &str) -> serde_json::Value {
+    let path = fixtures_dir().join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The fixture JSON files that describe a model or vocabulary (everything but dequant/summary).
+pub fn model_fixtures() -> Vec<(String, serde_json::Value)> {
+    let mut out = Vec::new();
+    let dir = fixtures_dir();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.ends_with(".json") && n != "dequant.json" && n != "summary.json")
+        .collect();
+    names.sort();
+    for n in names {
+        let v = load_json(&n);
+        out.push((n, v));
+    }
+    assert!(!out.is_empty(), "no model fixtures in {}", dir.display());
+    out
+}
+
+pub fn ids(v: &serde_json::Value) -> Vec<u32> {
+    v.as_array()
+        .expect("id list")
+        .iter()
+        .map(|x| x.as_u64().expect("id") as u32)
+        .collect()
+}
+
+pub fn floats(v: &serde_json::Value) -> Vec<f64> {
+    v.as_array()
+        .expect("float list")
+        .iter()
+        .map(|x| x.as_f64().expect("float"))
+        .collect()
+}

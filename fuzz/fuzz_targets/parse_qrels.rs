@@ -1,0 +1,15 @@
+//! The streaming qrels parser must never panic, and chunking must not change the result.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let whole = ragscope_eval::parse_qrels("fuzz", data);
+    let cut = data.first().map(|b| *b as usize % (data.len() + 1)).unwrap_or(0);
+    let mut p = ragscope_eval::QrelsParser::new("fuzz");
+    let chunked = p.feed(&data[..cut]).and_then(|_| p.feed(&data[cut..])).and_then(|_| p.finish());
+    assert_eq!(whole.is_ok(), chunked.is_ok());
+    if let (Ok(a), Ok(b)) = (whole, chunked) {
+        assert_eq!(a.topics().len(), b.topics().len());
+    }
+});
