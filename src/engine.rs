@@ -12,11 +12,12 @@ use ragscope_eval::rag::contexts::{self, ContextSet};
 use ragscope_eval::rag::correlation::{study, StudyConfig};
 use ragscope_eval::rag::reference_json::{self, UdcgDataset};
 use ragscope_eval::rag::utilities_tsv::{self, Utilities};
-use ragscope_eval::rag::{classic, udcg, Convention, Judgment, UdcgParams};
+use ragscope_eval::rag::{classic, Convention, UdcgParams};
 use ragscope_eval::stats::paired::{paired_t, randomization};
 use ragscope_eval::stats::{holm, Alternative};
-use ragscope_eval::{Measure, Results};
+use ragscope_eval::{EvalOptions, Measure, Results};
 use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;
@@ -45,7 +46,9 @@ struct Loading {
 pub struct Workspace {
     qrels: Option<(FileId, String, Qrels)>,
     runs: Vec<(FileId, String, Run)>,
-    utilities: Option<(FileId, String, Utilities)>,
+    utilities: Option<(FileId, String, Arc<Utilities>)>,
+    /// The reader model whose utilities UDCG uses: rows without a model, else the first named.
+    utility_model: String,
     udcg_json: Vec<(FileId, String, UdcgDataset)>,
     contexts: Option<(FileId, String, Vec<ContextSet>)>,
     loading: HashMap<FileId, Loading>,
@@ -227,7 +230,16 @@ impl Workspace {
                 let questions: BTreeSet<&str> = u.entries.keys().map(|(_, q)| q.as_str()).collect();
                 let passages: usize = u.entries.values().map(|m| m.len()).sum();
                 let summary = format!("{} questions, {passages} judged passages", questions.len());
-                self.utilities = Some((id, name.to_string(), u));
+                self.utility_model = if u.entries.keys().any(|(m, _)| m.is_empty()) {
+                    String::new()
+                } else {
+                    u.entries
+                        .keys()
+                        .map(|(m, _)| m.clone())
+                        .min()
+                        .unwrap_or_default()
+                };
+                self.utilities = Some((id, name.to_string(), Arc::new(u)));
                 Ok((FileKind::Utilities, summary))
             }
             Loader::Text(FileKind::UdcgJson, bytes) => {
@@ -242,7 +254,7 @@ impl Workspace {
                 Ok((FileKind::UdcgJson, summary))
             }
             Loader::Text(FileKind::ContextSets, bytes) => {
-                let utilities = self.utilities.as_ref().map(|(_, _, u)| u);
+                let utilities = self.utilities.as_ref().map(|(_, _, u)| &**u);
                 let sets =
                     contexts::parse(name, &text(&bytes)?, utilities).map_err(|e| e.to_string())?;
                 let n: usize = sets.iter().map(|s| s.contexts.len()).sum();
@@ -267,6 +279,11 @@ impl Workspace {
                     .map_err(|e| format!("measure `{m}`: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        if self.utilities.is_none() {
+            if let Some(m) = measures.iter().find(|m| m.needs_utilities()) {
+                return Err(ragscope_eval::EvalError::MissingUtilities(m.to_string()).to_string());
+            }
+        }
         let total = match &self.qrels {
             Some((_, _, q)) => q.topics().len() * self.runs.len(),
             None => 0,
@@ -277,6 +294,15 @@ impl Workspace {
             results: Vec::new(),
             total,
         })
+    }
+
+    /// Options carrying the loaded utilities, which UDCG measures read.
+    fn eval_options(&self) -> EvalOptions {
+        EvalOptions {
+            utilities: self.utilities.as_ref().map(|(_, _, u)| u.clone()),
+            utility_model: self.utility_model.clone(),
+            ..EvalOptions::default()
+        }
     }
 
     pub fn topic(&self, run: FileId, qid: &str) -> Result<TopicView, String> {
@@ -333,8 +359,12 @@ impl Evaluation {
     pub fn step(&mut self, ws: &Workspace) -> Option<(usize, usize)> {
         let (_, _, qrels) = ws.qrels.as_ref()?;
         let (_, _, run) = ws.runs.get(self.results.len())?;
-        self.results
-            .push(ragscope_eval::evaluate(qrels, run, &self.measures));
+        self.results.push(ragscope_eval::evaluate_with(
+            qrels,
+            run,
+            &self.measures,
+            &ws.eval_options(),
+        ));
         Some((qrels.topics().len() * self.results.len(), self.total))
     }
 
@@ -463,10 +493,10 @@ fn add_significance(runs: &mut [RunRow], baseline: usize, test: SigTest) {
     }
 }
 
-/// UDCG@k (paper convention, γ = 1/3) of each run's top k against the loaded utilities, next
-/// to trec_eval's nDCG@k of the same list.
+/// UDCG@k (the registry's measure: paper convention, γ = 1/3) of each run's top k against the
+/// loaded utilities, next to trec_eval's nDCG@k of the same list.
 fn udcg_of_runs(ws: &Workspace, out: &mut Vec<UdcgSeries>, notes: &mut Vec<String>) {
-    let Some((_, _, utilities)) = &ws.utilities else {
+    if ws.utilities.is_none() {
         if !ws.runs.is_empty() && ws.udcg_json.is_empty() {
             notes.push(
                 "Load a utilities file (qid docno relevant p_no_response) to see UDCG per query."
@@ -474,51 +504,40 @@ fn udcg_of_runs(ws: &Workspace, out: &mut Vec<UdcgSeries>, notes: &mut Vec<Strin
             );
         }
         return;
-    };
+    }
     let Some((_, _, qrels)) = &ws.qrels else {
         notes.push("Load qrels to compare UDCG with nDCG.".into());
         return;
     };
-    let ndcg: Measure = match format!("nDCG@{UDCG_K}").parse() {
-        Ok(m) => m,
-        Err(_) => return,
+    let (Ok(ndcg), Ok(udcg)) = (
+        format!("nDCG@{UDCG_K}").parse::<Measure>(),
+        format!("UDCG@{UDCG_K}").parse::<Measure>(),
+    ) else {
+        return;
     };
-    let params = UdcgParams::default();
+    let measures = [ndcg, udcg];
     for (_, name, run) in &ws.runs {
-        let results = ragscope_eval::evaluate(qrels, run, std::slice::from_ref(&ndcg));
-        let points = results
-            .per_query(&ndcg)
-            .filter_map(|(qid, ndcg)| {
-                let judged = question_of(utilities, qid)?;
-                let topic = run.topic(qid)?;
-                let top: Vec<Option<Judgment>> = ranked_docnos(run, topic)
-                    .iter()
-                    .take(UDCG_K)
-                    .map(|(d, _)| {
-                        std::str::from_utf8(d)
-                            .ok()
-                            .and_then(|d| judged.get(d))
-                            .map(|p| p.judgment)
-                    })
-                    .collect();
-                Some(UdcgPoint {
-                    qid: qid.to_string(),
-                    udcg: udcg::udcg_of_context(&top, Some(UDCG_K), &params),
-                    ndcg,
-                })
+        let results = ragscope_eval::evaluate_with(qrels, run, &measures, &ws.eval_options());
+        let points: Vec<UdcgPoint> = results
+            .per_query(&measures[0])
+            .zip(results.per_query(&measures[1]))
+            .filter(|(_, (_, u))| u.is_finite())
+            .map(|((qid, ndcg), (_, udcg))| UdcgPoint {
+                qid: qid.to_string(),
+                udcg,
+                ndcg,
             })
-            .collect::<Vec<_>>();
-        if points.is_empty() {
+            .collect();
+        if let Some(unjudged) = results.unjudged(&measures[1]).filter(|n| *n > 0) {
             notes.push(format!(
-                "{name}: no topic of the run has judgments in the utilities file."
+                "{name}: {unjudged} passages in the top {UDCG_K} have no utility and count as 0."
             ));
-        } else {
-            out.push(UdcgSeries {
-                name: name.clone(),
-                k: UDCG_K,
-                points,
-            });
         }
+        out.push(UdcgSeries {
+            name: name.clone(),
+            k: UDCG_K,
+            points,
+        });
     }
 }
 
@@ -649,13 +668,7 @@ fn start_loader(name: &str, head: Vec<u8>) -> Result<Loader, String> {
 /// The registry's one-line explanation of a measure's family (shown as a tooltip); measures
 /// trec_eval has no name for get the app's own line.
 pub fn explanation(m: &Measure) -> String {
-    let from_registry = m.trec_eval_equivalent().and_then(|(name, _)| {
-        ragscope_eval::measures::registry()
-            .iter()
-            .filter(|f| name == f.name || name.starts_with(&format!("{}_", f.name)))
-            .max_by_key(|f| f.name.len())
-            .map(|f| f.explanation.to_string())
-    });
+    let from_registry = m.family().map(|f| f.explanation.to_string());
     from_registry.unwrap_or_else(|| {
         let name = m.to_string();
         let own = [

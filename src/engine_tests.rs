@@ -264,3 +264,81 @@ fn every_measure_offered_in_the_picker_parses_and_is_explained() {
         );
     }
 }
+
+/// The UDCG reference file turned into the app's inputs (a utilities TSV, a run listing each
+/// example's passages in order, qrels): the app's UDCG measure in the reference convention
+/// reproduces the reference implementation's stored scores, with and without a model column.
+#[test]
+fn udcg_measure_from_a_utilities_file_reproduces_the_stored_scores() {
+    let bytes = shared("udcg/dataset_with_udcg.json");
+    let examples: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let model = "meta-llama/Llama-3.2-3B-Instruct";
+    for with_model in [false, true] {
+        let (mut tsv, mut run, mut qrels) = (String::new(), String::new(), String::new());
+        for ex in examples.as_array().unwrap() {
+            let qid = ex["example_id"].as_str().unwrap();
+            for (i, p) in ex["passages"].as_array().unwrap().iter().enumerate() {
+                let doc = p["doc_id"].as_str().unwrap();
+                let rel = u8::from(p["is_relevant"].as_bool().unwrap());
+                let prob = p["models_info"][model]["no_res_prob"].as_f64().unwrap();
+                let suffix = if with_model {
+                    format!(" {model}")
+                } else {
+                    String::new()
+                };
+                tsv += &format!("{qid} {doc} {rel} {prob:e}{suffix}\n");
+                run += &format!("{qid} Q0 {doc} {} {} tag\n", i + 1, 10 - i);
+                qrels += &format!("{qid} 0 {doc} {rel}\n");
+            }
+        }
+        let mut ws = Workspace::default();
+        for (id, (name, text)) in [("q.qrels", &qrels), ("u.tsv", &tsv), ("r.run", &run)]
+            .into_iter()
+            .enumerate()
+        {
+            let r = load(&mut ws, id as u32, name, text.as_bytes(), 1 << 20);
+            assert!(matches!(r, Response::Loaded { .. }), "{r:?}");
+        }
+        let out = ws.handle(Request::Evaluate(EvalRequest {
+            measures: vec!["UDCG(compat=udcg-ref)@5".into()],
+            baseline: None,
+            test: SigTest::PairedT,
+            generation: 1,
+        }));
+        let Some(Response::Report(report)) = out.last() else {
+            panic!("{out:?}")
+        };
+        for (t, qid) in report.topics.iter().enumerate() {
+            let ex = examples
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["example_id"] == qid.as_str())
+                .unwrap();
+            let want = ex["udcg"][model].as_f64().unwrap();
+            let got = report.runs[0].per_query[0][t];
+            assert!((got - want).abs() < 1e-12, "{qid}: {got} vs {want}");
+        }
+        assert_eq!(report.topics.len(), 3);
+        // The RAG view's series uses the paper's UDCG@10 on the same files.
+        assert_eq!(report.udcg[0].points.len(), 3);
+    }
+}
+
+#[test]
+fn udcg_without_utilities_is_refused_with_a_reason() {
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);
+    load(&mut ws, 1, "results.test", &data("results.test"), 1 << 22);
+    let out = ws.handle(Request::Evaluate(EvalRequest {
+        measures: vec!["UDCG@10".into()],
+        baseline: None,
+        test: SigTest::PairedT,
+        generation: 3,
+    }));
+    let Some(Response::EvalFailed { error, generation }) = out.last() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(*generation, 3);
+    assert!(error.contains("utilities"), "{error}");
+}
