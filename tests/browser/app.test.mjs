@@ -104,6 +104,25 @@ test('the bundled demo is preloaded and every view renders', async () => {
   assert.equal(await page.$$eval('#per-query tbody tr', (r) => r.length), 0);
   await page.fill('#pq-filter', '');
   await screenshot(page, 'desktop-per-query');
+  // Charts export as standalone SVG and as PNG.
+  const [svg] = await Promise.all([page.waitForEvent('download'), page.click('button[aria-label$="as SVG"]')]);
+  const svgText = await readFile(await svg.path(), 'utf8');
+  assert.match(svgText, /^<\?xml[^>]*>\n<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('button[aria-label$="as PNG"]')]);
+  const pngBytes = await readFile(await png.path());
+  assert.deepEqual([...pngBytes.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47]);
+  // The HTML report is one self-contained file: the table and the chart on screen, no script,
+  // nothing fetched from anywhere.
+  await page.click('#tab-scores');
+  const [report] = await Promise.all([page.waitForEvent('download'), page.click('#export-html')]);
+  const html = await readFile(await report.path(), 'utf8');
+  assert.match(html, /<table>.*results\.trunc/s);
+  assert.doesNotMatch(html, /<script|src=|href=|url\(/i);
+  for (const fmt of ['json', 'tex', 'md']) {
+    const [d] = await Promise.all([page.waitForEvent('download'), page.click(`#export-${fmt}`)]);
+    assert.match(d.suggestedFilename(), new RegExp(`\\.${fmt}$`));
+  }
+  await page.click('#tab-per-query');
   // Keyboard: arrow keys move between tabs.
   await page.focus('#tab-per-query');
   await page.keyboard.press('ArrowRight');
@@ -250,6 +269,68 @@ test('files dropped on the drop zone are loaded, several at once', async () => {
   await page.waitForSelector('#results tbody tr[data-run="dropped-a.run"]');
   const kinds = await page.$$eval('.file', (li) => li.map((l) => `${l.dataset.file}:${l.dataset.kind}`));
   assert.deepEqual(kinds.sort(), ['dropped-a.run:run', 'dropped-b.run:run', 'dropped.qrels:qrels']);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+/** The UDCG reference file as app inputs: a utilities TSV, a run and qrels. */
+async function udcgInputs() {
+  const examples = JSON.parse(await readFile(join(shared, 'data/udcg/dataset_with_udcg.json'), 'utf8'));
+  const model = 'meta-llama/Llama-3.2-3B-Instruct';
+  let tsv = 'qid docno relevant no_res_prob\n', run = '', qrels = '';
+  for (const ex of examples) {
+    ex.passages.forEach((p, i) => {
+      const rel = p.is_relevant ? 1 : 0;
+      tsv += `${ex.example_id} ${p.doc_id} ${rel} ${p.models_info[model].no_res_prob}\n`;
+      run += `${ex.example_id} Q0 ${p.doc_id} ${i + 1} ${10 - i} tag\n`;
+      qrels += `${ex.example_id} 0 ${p.doc_id} ${rel}\n`;
+    });
+  }
+  return { examples, model, tsv, run, qrels };
+}
+
+/** A few questions with contexts of 2 passages and their outcomes (correlation study input). */
+function contextSets() {
+  const lines = [];
+  for (let q = 0; q < 6; q++) {
+    const passages = {};
+    for (let d = 0; d < 4; d++) passages[`d${d}`] = { is_relevant: d < 2, no_res_prob: ((q + 1) * (d + 1) % 7) / 10 };
+    const contexts = [
+      { passages: ['d0', 'd1'], outcome: 'correct' },
+      { passages: ['d0', 'd2'], outcome: q % 2 ? 'correct' : 'abstain' },
+      { passages: ['d2', 'd3'], outcome: 'wrong' },
+      { passages: ['d3', 'd1'], outcome: q % 3 ? 'abstain' : 'wrong' },
+    ];
+    lines.push(JSON.stringify({ qid: `q${q}`, dataset: 'toy', model: 'reader', passages, contexts }));
+  }
+  return lines.join('\n') + '\n';
+}
+
+test('RAG: UDCG from a utilities file (table, scatter, drill-down) and the correlation study', async () => {
+  const { page, errors } = await openApp('?demo=0&measures=UDCG(compat=udcg-ref)@5,nDCG@5');
+  const { examples, model, tsv, run, qrels } = await udcgInputs();
+  const file = (name, text) => ({ name, mimeType: 'text/plain', buffer: Buffer.from(text) });
+  await page.setInputFiles('#file-input', [file('udcg.qrels', qrels), file('utilities.tsv', tsv), file('passages.run', run)]);
+  await page.waitForSelector('.file[data-kind="utilities"]', { timeout: 30_000 });
+  await page.waitForSelector('#results tbody tr[data-run="passages.run"]', { timeout: 30_000 });
+  // The mean of the reference's stored scores, shown like every mean (4 decimals).
+  const mean = examples.reduce((s, e) => s + e.udcg[model], 0) / examples.length;
+  const shown = await page.$eval('#results td[data-measure="UDCG(compat=udcg-ref)@5"] .v', (e) => e.textContent);
+  assert.equal(shown, mean.toFixed(4));
+  await page.setInputFiles('#file-input', file('study.jsonl', contextSets()));
+  await page.waitForSelector('.file[data-kind="contexts"]', { timeout: 30_000 });
+  await page.click('#tab-rag');
+  await page.waitForSelector('#chart-udcg-0 circle');
+  assert.equal(await page.$$eval('#chart-udcg-0 circle', (c) => c.length), examples.length);
+  await page.waitForSelector('table.study tbody tr');
+  const metrics = await page.$$eval('table.study tbody th', (t) => t.map((x) => x.textContent));
+  assert.ok(metrics.includes('UDCG') && metrics.includes('nDCG'), metrics.join(','));
+  await screenshot(page, 'desktop-rag-study');
+  await page.click('#tab-topic');
+  await page.waitForSelector('#topic-table tbody tr');
+  const header = await page.$$eval('#topic-table thead th', (t) => t.map((x) => x.textContent));
+  assert.ok(header.includes('utility'), header.join(','));
+  await screenshot(page, 'desktop-topic-utilities');
   assert.deepEqual(errors, []);
   await page.close();
 });

@@ -66,6 +66,13 @@ test('38 MB benchmark run: browser vs native CLI', { timeout: 600_000 }, async (
   const shown = await page.$$eval('#results tr[data-run="bench.run"] td[data-trec]', (tds) =>
     Object.fromEntries(tds.filter((td) => td.dataset.trec).map((td) => [td.dataset.trec, td.querySelector('.v').textContent.trim()])));
   await screenshot(page, 'desktop-bench');
+  // Cancel: a second copy of the run stops loading and leaves everything else as it was.
+  await page.setInputFiles('#file-input', run);
+  const cancel = await page.waitForSelector('.progress-row[data-loading] button', { timeout: 30_000 });
+  await cancel.click();
+  await page.waitForSelector('.progress-row[data-loading]', { state: 'detached', timeout: 30_000 });
+  assert.equal(await page.$$eval('.file', (li) => li.length), 2);
+  assert.equal(await page.$$eval('.error', (e) => e.length), 0);
   await page.close();
 
   for (const [name, value] of Object.entries(shown)) {
