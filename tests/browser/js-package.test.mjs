@@ -16,9 +16,9 @@ const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
 let site, server, origin, browser;
 
 before(async () => {
-  if (!existsSync(join(root, 'pkg/ragscope_js.js')) || process.env.RAGSCOPE_REBUILD_PKG) {
-    execFileSync('cargo', ['xtask', 'pkg'], { cwd: root, stdio: 'inherit' });
-  }
+  // Always rebuilt (incremental: seconds) so the test never runs a stale package.
+  execFileSync('cargo', ['xtask', 'pkg'], { cwd: root, stdio: 'inherit' });
+  assert.ok(existsSync(join(root, 'pkg/ragscope_js.js')), 'cargo xtask pkg did not produce pkg/');
   site = await mkdtemp(join(tmpdir(), 'ragscope-js-'));
   await cp(join(root, 'www/js-example'), site, { recursive: true });
   await cp(join(root, 'pkg'), join(site, 'pkg'), { recursive: true });
