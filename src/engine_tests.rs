@@ -342,3 +342,24 @@ fn udcg_without_utilities_is_refused_with_a_reason() {
     assert_eq!(*generation, 3);
     assert!(error.contains("utilities"), "{error}");
 }
+
+#[test]
+fn ties_at_the_shown_precision_are_all_best() {
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);
+    load(&mut ws, 1, "results.test", &data("results.test"), 1 << 22);
+    load(&mut ws, 2, "results.trunc", &data("results.trunc"), 1 << 22);
+    let report = evaluate(&mut ws, SigTest::PairedT);
+    let p10 = report
+        .measures
+        .iter()
+        .position(|m| m.name == "P@10")
+        .unwrap();
+    let shown: Vec<String> = report
+        .runs
+        .iter()
+        .map(|r| export::fmt_value(r.means[p10]))
+        .collect();
+    assert_eq!(shown[0], shown[1], "the fixture's P@10 tie");
+    assert!(export::is_best(&report, 0, p10) && export::is_best(&report, 1, p10));
+}

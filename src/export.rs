@@ -198,7 +198,8 @@ fn latex_escape(s: &str) -> String {
     out
 }
 
-/// Whether run `r` has the best (largest) mean on measure `m`; ties are all best.
+/// Whether run `r` has the best (largest) mean on measure `m`; ties at the precision shown
+/// (0.3 and 0.30000000000000004 both print 0.3000) are all best.
 pub fn is_best(report: &Report, r: usize, m: usize) -> bool {
     let max = report
         .runs
@@ -206,7 +207,7 @@ pub fn is_best(report: &Report, r: usize, m: usize) -> bool {
         .map(|run| run.means[m])
         .filter(|v| v.is_finite())
         .fold(f64::NEG_INFINITY, f64::max);
-    report.runs[r].means[m].is_finite() && report.runs[r].means[m] == max
+    report.runs[r].means[m].is_finite() && fmt_value(report.runs[r].means[m]) == fmt_value(max)
 }
 
 /// booktabs table: best per column in bold, † marks a significant difference from the baseline.
