@@ -2,6 +2,8 @@
 //! data and runs every evaluation (crates/eval), so heavy work never blocks the page.
 
 pub mod agent;
+#[cfg(target_arch = "wasm32")]
+pub mod blob_source;
 pub mod charts;
 pub mod detect;
 pub mod engine;

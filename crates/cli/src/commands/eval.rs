@@ -66,7 +66,17 @@ pub fn evaluate_runs(
     measures: &[Measure],
 ) -> Result<Vec<(String, Results)>, String> {
     let cmd = setup.command;
-    let qrels = common::read_qrels(setup.qrels).map_err(|e| format!("ragscope {cmd}: {e}"))?;
+    // The qrels are parsed on a second thread while the first run is (both are independent).
+    let (qrels, first_run) = std::thread::scope(|scope| {
+        let qrels = scope.spawn(|| common::read_qrels(setup.qrels));
+        let first_run = runs.first().map(|path| common::read_run(path));
+        let qrels = qrels
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (qrels, first_run)
+    });
+    let qrels = qrels.map_err(|e| format!("ragscope {cmd}: {e}"))?;
+    let mut first_run = first_run;
     let mut opts = EvalOptions {
         complete: setup.complete,
         max_docs: setup.max_docs.unwrap_or(usize::MAX),
@@ -80,7 +90,11 @@ pub fn evaluate_runs(
     }
     let mut out = Vec::new();
     for path in runs {
-        let run = common::read_run(path).map_err(|e| format!("ragscope {cmd}: {e}"))?;
+        let run = match first_run.take() {
+            Some(parsed) => parsed,
+            None => common::read_run(path),
+        }
+        .map_err(|e| format!("ragscope {cmd}: {e}"))?;
         if setup.complete {
             let missing = qrels
                 .topics()

@@ -5,6 +5,8 @@
 //! this command computes the p part with the CPU reference engine of `ragscope-infer`.
 
 use indicatif::{ProgressBar, ProgressStyle};
+use ragscope_eval::measures::topic::rank;
+use ragscope_eval::Qrels;
 use ragscope_infer::gguf::GgufFile;
 use ragscope_infer::utility::{NoResponseScorer, PromptTemplate};
 use ragscope_infer::{ChatTemplate, Model, Tokenizer};
@@ -296,74 +298,30 @@ fn read_topics(path: &Path) -> Result<HashMap<String, String>, Failure> {
     Ok(out)
 }
 
-fn read_qrels(path: &Path) -> Result<HashMap<(String, String), i64>, Failure> {
-    let file = path.display();
-    let mut out = HashMap::new();
-    for (ln, line) in open_lines(path)? {
-        let line = line.map_err(|e| err(format!("{file}:{ln}: {e}")))?;
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 4 {
-            return Err(err(format!(
-                "{file}:{ln}: expected `qid iter docno rel`, got {line:?}"
-            )));
-        }
-        let rel: i64 = f[3].parse().map_err(|_| {
-            err(format!(
-                "{file}:{ln}: field 4 (rel) is not an integer: {:?}",
-                f[3]
-            ))
-        })?;
-        out.insert((f[0].to_string(), f[2].to_string()), rel);
-    }
-    Ok(out)
+/// The TREC qrels, read by crates/eval exactly as trec_eval reads them.
+fn read_qrels(path: &Path) -> Result<Qrels, Failure> {
+    super::common::read_qrels(&path.to_string_lossy()).map_err(err)
 }
 
-/// Top `k` docnos per query, ordered as trec_eval orders them (score descending, ties by docno
-/// descending).
+/// Top `k` docnos per query of a TREC run, in trec_eval's order (score descending, ties by
+/// docno descending), topics in trec_eval's order.
 fn read_run_top_k(path: &Path, k: usize) -> Result<Vec<(String, Vec<String>)>, Failure> {
-    let file = path.display();
-    let mut per_q: HashMap<String, Vec<(f64, String)>> = HashMap::new();
-    let mut order = Vec::new();
-    for (ln, line) in open_lines(path)? {
-        let line = line.map_err(|e| err(format!("{file}:{ln}: {e}")))?;
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 5 {
-            return Err(err(format!(
-                "{file}:{ln}: expected `qid Q0 docno rank score [tag]`, got {line:?}"
-            )));
-        }
-        let score: f64 = f[4].parse().map_err(|_| {
-            err(format!(
-                "{file}:{ln}: field 5 (score) is not a number: {:?}",
-                f[4]
-            ))
-        })?;
-        let entry = per_q.entry(f[0].to_string()).or_insert_with(|| {
-            order.push(f[0].to_string());
-            Vec::new()
-        });
-        entry.push((score, f[2].to_string()));
-    }
-    let mut out = Vec::new();
-    for qid in order {
-        let mut docs = per_q.remove(&qid).unwrap_or_default();
-        docs.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| b.1.cmp(&a.1)));
-        let mut seen = HashSet::new();
-        let top: Vec<String> = docs
-            .into_iter()
-            .map(|(_, d)| d)
-            .filter(|d| seen.insert(d.clone()))
-            .take(k)
-            .collect();
-        out.push((qid, top));
-    }
-    Ok(out)
+    let run = super::common::read_run(&path.to_string_lossy()).map_err(err)?;
+    let mut scratch = Vec::new();
+    Ok(run
+        .topics()
+        .iter()
+        .map(|topic| {
+            rank(&run, topic, k, &mut scratch);
+            let docnos = scratch
+                .iter()
+                .map(|&(_, i)| {
+                    String::from_utf8_lossy(run.docno(&topic.docs()[i as usize])).into_owned()
+                })
+                .collect();
+            (topic.qid().to_string(), docnos)
+        })
+        .collect())
 }
 
 fn read_passages(
@@ -459,7 +417,10 @@ fn run_mode_tsv(args: &Args, scorer: &NoResponseScorer) -> Result<(), Failure> {
                     passages_p.display()
                 ))
             })?;
-            let rel = qrels.get(&(qid.clone(), d.clone())).copied().unwrap_or(0) > 0;
+            let rel = qrels
+                .topic(qid)
+                .and_then(|t| t.rel(d.as_bytes()))
+                .is_some_and(|r| r > 0);
             jobs.push((
                 qid.as_str(),
                 d.as_str(),

@@ -121,6 +121,9 @@ pub(crate) fn is_skippable(line: &[u8]) -> bool {
 /// Unlike `atof`, text that is not a number is refused instead of read as 0, and NaN is
 /// refused because it has no place in a ranking.
 pub(crate) fn parse_score(field: &[u8]) -> Option<f64> {
+    if let Some(v) = parse_plain_decimal(field) {
+        return Some(v);
+    }
     let s = std::str::from_utf8(field).ok()?;
     let v: f64 = s.parse().ok()?;
     if v.is_nan() {
@@ -128,6 +131,43 @@ pub(crate) fn parse_score(field: &[u8]) -> Option<f64> {
     } else {
         Some(v)
     }
+}
+
+/// Clinger's fast path for the common score shape `[+-]digits[.digits]` with at most 15
+/// significant digits: the mantissa and 10^k (k ≤ 15) are exact in f64, so one IEEE division
+/// is the correctly rounded value — bit for bit what `atof` and `str::parse` give. Anything
+/// else (exponents, long mantissas, junk) returns None and takes the general parser.
+#[inline]
+pub(crate) fn parse_plain_decimal(field: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (negative, digits) = match field.first()? {
+        b'-' => (true, &field[1..]),
+        b'+' => (false, &field[1..]),
+        _ => (false, field),
+    };
+    let (mut mantissa, mut count, mut fraction) = (0u64, 0usize, 0usize);
+    let mut seen_point = false;
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                count += 1;
+                fraction += usize::from(seen_point);
+                if count > 15 {
+                    return None;
+                }
+            }
+            b'.' if !seen_point => seen_point = true,
+            _ => return None,
+        }
+    }
+    if count == 0 {
+        return None;
+    }
+    let value = mantissa as f64 / POW10[fraction];
+    Some(if negative { -value } else { value })
 }
 
 /// A relevance value as `atol` reads a well-formed integer.
@@ -138,4 +178,63 @@ pub(crate) fn parse_rel(field: &[u8]) -> Option<i32> {
 
 pub(crate) fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[cfg(test)]
+mod plain_decimal_tests {
+    use super::{parse_plain_decimal, parse_score};
+    use proptest::prelude::*;
+
+    #[test]
+    fn shapes_it_takes_and_leaves() {
+        for (text, want) in [
+            ("2.129133", Some(2.129133)),
+            ("-0.5", Some(-0.5)),
+            ("+3", Some(3.0)),
+            ("7.", Some(7.0)),
+            (".25", Some(0.25)),
+            ("000123.4500", Some(123.45)),
+        ] {
+            assert_eq!(parse_plain_decimal(text.as_bytes()), want, "{text}");
+        }
+        assert_eq!(
+            parse_plain_decimal(b"-0.0").map(f64::to_bits),
+            Some((-0.0f64).to_bits())
+        );
+        for text in [
+            "1e-3",
+            "",
+            "-",
+            ".",
+            "1.2.3",
+            "nan",
+            "inf",
+            "0x10",
+            "1234567890.1234567",
+            " 1",
+        ] {
+            assert_eq!(parse_plain_decimal(text.as_bytes()), None, "{text}");
+        }
+        assert_eq!(parse_score(b"1e-3"), Some(1e-3));
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        /// Bit-identical to the correctly rounded general parser wherever it applies.
+        #[test]
+        fn equals_the_general_parser(
+            sign in prop::sample::select(vec!["", "-", "+"]),
+            int in "[0-9]{0,15}",
+            frac in prop::option::of("[0-9]{0,15}"),
+        ) {
+            let text = match &frac {
+                Some(f) => format!("{sign}{int}.{f}"),
+                None => format!("{sign}{int}"),
+            };
+            let general: Option<f64> = text.parse().ok();
+            if let Some(fast) = parse_plain_decimal(text.as_bytes()) {
+                prop_assert_eq!(Some(fast.to_bits()), general.map(f64::to_bits), "{}", text);
+            }
+        }
+    }
 }

@@ -106,19 +106,13 @@ impl<'a> TopicEval<'a> {
     }
 }
 
-/// Sorts a topic's results by score descending, ties by docno descending (byte order, as
-/// `strcmp`), keeps the first `max_docs`, and looks up each document's relevance.
+/// trec_eval's ranking of a topic's results: score descending, ties by docno descending
+/// (byte order, as `strcmp`), the first `max_docs` kept. Leaves `(score key, doc index)` pairs
+/// in `scratch`, best first; `topic.docs()[index]` is the document.
 ///
 /// Sorting runs on (score key, index) pairs: an integer sort, with docnos compared only
 /// inside groups of tied scores.
-pub fn ranked_rels(
-    run: &Run,
-    topic: &RunTopic,
-    qrels: &QrelsTopic,
-    opts: &RankingOptions,
-    scratch: &mut Vec<(u64, u32)>,
-    out: &mut Vec<i32>,
-) {
+pub fn rank(run: &Run, topic: &RunTopic, max_docs: usize, scratch: &mut Vec<(u64, u32)>) {
     let docs = topic.docs();
     scratch.clear();
     scratch.extend(
@@ -143,7 +137,20 @@ pub fn ranked_rels(
         }
         start = end;
     }
-    scratch.truncate(opts.max_docs);
+    scratch.truncate(max_docs);
+}
+
+/// [`rank`]s a topic's results and looks up each document's relevance.
+pub fn ranked_rels(
+    run: &Run,
+    topic: &RunTopic,
+    qrels: &QrelsTopic,
+    opts: &RankingOptions,
+    scratch: &mut Vec<(u64, u32)>,
+    out: &mut Vec<i32>,
+) {
+    let docs = topic.docs();
+    rank(run, topic, opts.max_docs, scratch);
     out.clear();
     out.reserve(scratch.len());
     for &(_, i) in scratch.iter() {

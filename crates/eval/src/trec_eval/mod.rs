@@ -87,7 +87,34 @@ pub fn run_streaming(args: &[String], open: &mut OpenFile) -> Result<String, Tre
             ))
         }
     };
-    let qrels = read_qrels(qrels_name, open, format)?;
+    let qrels_bytes = read_all(open, qrels_name).map_err(|e| {
+        qrels_quit(
+            qrels_name,
+            format!("trec_eval.get_qrels: Cannot read qrels file '{qrels_name}': {e}\n"),
+        )
+    })?;
+    // Natively the qrels are parsed on a second thread while the run streams in; errors keep
+    // trec_eval's order (everything about the qrels first).
+    #[cfg(not(target_arch = "wasm32"))]
+    let (qrels, run) = std::thread::scope(|scope| {
+        let qrels = scope.spawn(|| parse_rel_info(qrels_name, &qrels_bytes, format));
+        let run = read_run(run_name, open);
+        let qrels = qrels
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (qrels, run)
+    });
+    #[cfg(target_arch = "wasm32")]
+    let (qrels, run) = {
+        let qrels = parse_rel_info(qrels_name, &qrels_bytes, format);
+        let run = match &qrels {
+            Ok(_) => read_run(run_name, open),
+            Err(_) => Err(TrecEvalError::new("", 2)),
+        };
+        (qrels, run)
+    };
+    drop(qrels_bytes);
+    let qrels = qrels?;
     if let Some(f) = args
         .results_format
         .as_deref()
@@ -98,7 +125,7 @@ pub fn run_streaming(args: &[String], open: &mut OpenFile) -> Result<String, Tre
             2,
         ));
     }
-    let run = read_run(run_name, open)?;
+    let run = run?;
     let zscores = match &args.zscore_file {
         None => None,
         Some(name) => {
@@ -162,18 +189,12 @@ fn read_all(open: &mut OpenFile, name: &str) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-fn read_qrels(
-    name: &str,
-    open: &mut OpenFile,
-    format: RelFormat,
-) -> Result<RelInfo, TrecEvalError> {
-    let quit =
-        |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
-    let bytes = read_all(open, name).map_err(|e| {
-        quit(format!(
-            "trec_eval.get_qrels: Cannot read qrels file '{name}': {e}\n"
-        ))
-    })?;
+fn qrels_quit(name: &str, why: String) -> TrecEvalError {
+    TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2)
+}
+
+fn parse_rel_info(name: &str, bytes: &[u8], format: RelFormat) -> Result<RelInfo, TrecEvalError> {
+    let quit = |why: String| qrels_quit(name, why);
     let bad = |e: crate::formats::ParseError| quit(format!("trec_eval.get_qrels: {e}\n"));
     let mut info = RelInfo {
         name: name.to_string(),
@@ -183,7 +204,7 @@ fn read_qrels(
     };
     match format {
         RelFormat::Qrels => {
-            let qrels: Qrels = parse_qrels(name, &bytes).map_err(bad)?;
+            let qrels: Qrels = parse_qrels(name, bytes).map_err(bad)?;
             info.topics = qrels
                 .topics()
                 .iter()
@@ -192,11 +213,11 @@ fn read_qrels(
         }
         RelFormat::QrelsJg => {
             info.input = Input::JudgmentGroups;
-            info.topics = parse_qrels_jg(name, &bytes).map_err(bad)?.topics;
+            info.topics = parse_qrels_jg(name, bytes).map_err(bad)?.topics;
         }
         RelFormat::Prefs | RelFormat::QrelsPrefs => {
             info.input = Input::Prefs;
-            let prefs = parse_prefs(name, &bytes, format == RelFormat::QrelsPrefs)
+            let prefs = parse_prefs(name, bytes, format == RelFormat::QrelsPrefs)
                 .map_err(|e| quit(format!("trec_eval.get_prefs: {e}\n")))?;
             info.topics = prefs
                 .topics
