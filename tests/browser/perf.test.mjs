@@ -20,9 +20,9 @@ before(async () => {
   execFileSync('python3', ['-c',
     'import sys; sys.path.insert(0, sys.argv[1]); import metrics; metrics.generate(sys.argv[2])',
     join(root, 'xtask/bench'), benchDir], { stdio: 'inherit' });
-  if (!existsSync(cli)) {
-    execFileSync('cargo', ['build', '--release', '-p', 'ragscope-cli'], { cwd: root, stdio: 'inherit' });
-  }
+  // Always (incremental) so the comparison never uses a stale binary.
+  execFileSync('cargo', ['build', '--release', '-p', 'ragscope-cli'], { cwd: root, stdio: 'inherit' });
+  assert.ok(existsSync(cli), `no ${cli}`);
   ({ server, origin } = await startServer());
   browser = await launch();
 });
