@@ -84,12 +84,32 @@ pub fn read_utilities(path: &str, model: Option<&str>) -> Result<(Arc<Utilities>
 }
 
 /// Parses a comma-split measure list, skipping empty items.
+/// Measures from `--measures` values, each a comma-separated list; commas inside a measure's
+/// parentheses (`UDCG(gamma=1/3,gain=binary)@5`) belong to the measure.
 pub fn parse_measures(texts: &[String]) -> Result<Vec<Measure>, String> {
     texts
         .iter()
+        .flat_map(|t| split_top_level(t))
         .filter(|m| !m.trim().is_empty())
-        .map(|t| t.parse::<Measure>().map_err(|e| e.to_string()))
+        .map(|t| t.trim().parse::<Measure>().map_err(|e| e.to_string()))
         .collect()
+}
+
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                parts.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&text[start..]);
+    parts
 }
 
 /// How a measure's value prints: counts as integers, the rest with 4 decimals like trec_eval.

@@ -54,7 +54,7 @@ pub struct Args {
     #[arg(long)]
     pub model: Option<String>,
     /// Comma-separated measures.
-    #[arg(long, short, value_delimiter = ',', default_value = "MAP,nDCG@10")]
+    #[arg(long, short, default_value = "MAP,nDCG@10")]
     pub measures: Vec<String>,
     /// The run every other run is compared with.
     #[arg(long)]

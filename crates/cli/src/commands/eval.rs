@@ -18,12 +18,7 @@ pub struct Args {
     #[arg(long)]
     pub qrels: String,
     /// Comma-separated measures.
-    #[arg(
-        long,
-        short,
-        value_delimiter = ',',
-        default_value = "MAP,MRR,nDCG@10,P@10,R@100,bpref,Rprec"
-    )]
+    #[arg(long, short, default_value = "MAP,MRR,nDCG@10,P@10,R@100,bpref,Rprec")]
     pub measures: Vec<String>,
     /// Passage utilities for UDCG (TSV: qid docno relevant no_res_prob [model], or qid docno
     /// utility). UDCG takes relevance from here; the qrels still choose the topics.
