@@ -2,11 +2,11 @@
 //! name the file, parsing measure lists, and writing one grid of cells in every output format.
 
 use std::fmt::Write as _;
-use std::io::Read;
 use std::sync::Arc;
 
+use ragscope_eval::formats::ReadError;
 use ragscope_eval::rag::utilities_tsv::{self, Utilities};
-use ragscope_eval::{Measure, Qrels, QrelsParser, Run, RunParser};
+use ragscope_eval::{Measure, Qrels, Run};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -17,34 +17,27 @@ pub enum Format {
     Markdown,
 }
 
-/// Feeds a file to a streaming parser in 1 MiB chunks, so a run is never held twice.
-fn stream<P>(
-    path: &str,
-    mut parser: P,
-    feed: impl Fn(&mut P, &[u8]) -> Result<(), ragscope_eval::ParseError>,
-) -> Result<P, String> {
-    let cannot = |e: std::io::Error| format!("cannot read '{path}': {e}");
-    let mut file = std::fs::File::open(path).map_err(cannot)?;
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = file.read(&mut buf).map_err(cannot)?;
-        if n == 0 {
-            return Ok(parser);
-        }
-        feed(&mut parser, &buf[..n]).map_err(|e| e.to_string())?;
-    }
-}
-
+/// Qrels read by crates/eval's streaming parser; the error names the file (and line).
 pub fn read_qrels(path: &str) -> Result<Qrels, String> {
-    stream(path, QrelsParser::new(path), |p, c| p.feed(c))?
-        .finish()
-        .map_err(|e| e.to_string())
+    let file = open(path)?;
+    ragscope_eval::formats::read_qrels(path, file).map_err(|e| described(path, e))
 }
 
+/// A run read by crates/eval's streaming parser, never held whole as text.
 pub fn read_run(path: &str) -> Result<Run, String> {
-    stream(path, RunParser::new(path), |p, c| p.feed(c))?
-        .finish()
-        .map_err(|e| e.to_string())
+    let file = open(path)?;
+    ragscope_eval::formats::read_run(path, file).map_err(|e| described(path, e))
+}
+
+fn open(path: &str) -> Result<std::fs::File, String> {
+    std::fs::File::open(path).map_err(|e| format!("cannot read '{path}': {e}"))
+}
+
+fn described(path: &str, e: ReadError) -> String {
+    match e {
+        ReadError::Io(e) => format!("cannot read '{path}': {e}"),
+        ReadError::Parse(e) => e.to_string(),
+    }
 }
 
 /// Reads a utilities TSV and settles which reader model's probabilities to use: `model` when

@@ -17,3 +17,50 @@ pub use error::{ParseError, ParseErrorKind};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
 pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};
+
+/// Why reading a file through a streaming parser failed: the reader, or the content.
+#[derive(Debug)]
+pub enum ReadError {
+    Io(std::io::Error),
+    Parse(ParseError),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Io(e) => e.fmt(f),
+            ReadError::Parse(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// Parses a run from `reader` in 1 MiB chunks, so its text is never held whole.
+pub fn read_run(name: &str, reader: impl std::io::Read) -> Result<Run, ReadError> {
+    let mut parser = RunParser::new(name);
+    feed_chunks(reader, |chunk| parser.feed(chunk))?;
+    parser.finish().map_err(ReadError::Parse)
+}
+
+/// Parses qrels from `reader` in 1 MiB chunks.
+pub fn read_qrels(name: &str, reader: impl std::io::Read) -> Result<Qrels, ReadError> {
+    let mut parser = QrelsParser::new(name);
+    feed_chunks(reader, |chunk| parser.feed(chunk))?;
+    parser.finish().map_err(ReadError::Parse)
+}
+
+fn feed_chunks(
+    mut reader: impl std::io::Read,
+    mut feed: impl FnMut(&[u8]) -> Result<(), ParseError>,
+) -> Result<(), ReadError> {
+    let mut chunk = vec![0u8; 1 << 20];
+    loop {
+        match reader.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => feed(&chunk[..n]).map_err(ReadError::Parse)?,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(ReadError::Io(e)),
+        }
+    }
+}

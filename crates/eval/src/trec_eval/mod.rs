@@ -18,7 +18,7 @@ use std::io::Read;
 pub use args::Args;
 
 use crate::formats::{
-    parse_prefs, parse_qrels, parse_qrels_jg, PrefsTopic, Qrels, QrelsTopic, Run, RunParser,
+    parse_prefs, parse_qrels, parse_qrels_jg, PrefsTopic, Qrels, QrelsTopic, ReadError, Run,
 };
 use crate::measures::prefs::form_prefs_counts;
 use crate::measures::topic::{ranked_rels, NOT_POOLED};
@@ -238,19 +238,11 @@ fn read_run(name: &str, open: &mut OpenFile) -> Result<Run, TrecEvalError> {
             "trec_eval.get_results: Cannot read results file '{name}': {e}\n"
         ))
     };
-    let bad = |e: crate::formats::ParseError| quit(format!("trec_eval.get_results: {e}\n"));
-    let mut file = open(name).map_err(cannot)?;
-    let mut parser = RunParser::new(name);
-    let mut chunk = vec![0u8; 1 << 20];
-    loop {
-        match file.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => parser.feed(&chunk[..n]).map_err(bad)?,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(cannot(e.to_string())),
-        }
-    }
-    parser.finish().map_err(bad)
+    let file = open(name).map_err(cannot)?;
+    crate::formats::read_run(name, file).map_err(|e| match e {
+        ReadError::Io(e) => cannot(e.to_string()),
+        ReadError::Parse(e) => quit(format!("trec_eval.get_results: {e}\n")),
+    })
 }
 
 fn evaluate(
