@@ -12,6 +12,7 @@ pub(crate) mod parallel;
 mod prefs;
 mod qrels;
 mod run;
+mod topic_index;
 
 pub use error::{ParseError, ParseErrorKind};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};

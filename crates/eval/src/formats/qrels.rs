@@ -6,6 +6,7 @@ use rustc_hash::FxHashMap;
 use super::error::{ParseError, ParseErrorKind};
 use super::hash::{docno_hash, PremixedMap};
 use super::lines::{is_skippable, lossy, parse_rel, split_fields, LineSplitter};
+use super::topic_index::TopicIndex;
 
 const COLLISION: u32 = u32::MAX;
 
@@ -109,8 +110,7 @@ pub struct QrelsParser {
     key: Vec<u8>,
     lines: LineSplitter,
     topics: Vec<TopicBuilder>,
-    topic_index: FxHashMap<Box<[u8]>, usize>,
-    last_topic: Option<(Vec<u8>, usize)>,
+    topic_index: TopicIndex,
     count: usize,
 }
 
@@ -122,8 +122,7 @@ impl QrelsParser {
             key: Vec::new(),
             lines: LineSplitter::default(),
             topics: Vec::new(),
-            topic_index: FxHashMap::default(),
-            last_topic: None,
+            topic_index: TopicIndex::default(),
             count: 0,
         }
     }
@@ -239,25 +238,14 @@ impl QrelsParser {
     }
 
     fn topic_for(&mut self, qid: &[u8]) -> usize {
-        if let Some((last, index)) = &self.last_topic {
-            if last.as_slice() == qid {
-                return *index;
-            }
-        }
-        let index = match self.topic_index.get(qid) {
-            Some(&i) => i,
-            None => {
-                let i = self.topics.len();
-                self.topics.push(TopicBuilder {
-                    qid: lossy(qid),
-                    judgments: FxHashMap::default(),
-                });
-                self.topic_index.insert(qid.into(), i);
-                i
-            }
-        };
-        self.last_topic = Some((qid.to_vec(), index));
-        index
+        let topics = &mut self.topics;
+        self.topic_index.get_or_add(qid, || {
+            topics.push(TopicBuilder {
+                qid: lossy(qid),
+                judgments: FxHashMap::default(),
+            });
+            topics.len() - 1
+        })
     }
 
     fn error(&self, line: u64, at: usize, text: &[u8], kind: ParseErrorKind) -> ParseError {

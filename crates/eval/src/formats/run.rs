@@ -1,11 +1,10 @@
 //! TREC run files: `qid Q0 docno rank score tag`, as trec_eval's get_trec_results.c
 //! reads them (rank ignored, fields after the tag ignored, tag of the last line kept).
 
-use rustc_hash::FxHashMap;
-
 use super::error::{ParseError, ParseErrorKind};
 use super::hash::{docno_hash, PremixedMap};
 use super::lines::{is_skippable, lossy, parse_score, split_fields, LineSplitter};
+use super::topic_index::TopicIndex;
 
 /// One retrieved document: its score and where its docno lives in the run's arena.
 #[derive(Debug, Clone, Copy)]
@@ -81,8 +80,7 @@ pub struct RunParser {
     lines: LineSplitter,
     arena: Vec<u8>,
     topics: Vec<RunTopic>,
-    topic_index: FxHashMap<Box<[u8]>, usize>,
-    last_topic: Option<(Vec<u8>, usize)>,
+    topic_index: TopicIndex,
     run_id: Vec<u8>,
     num_results: usize,
 }
@@ -94,8 +92,7 @@ impl RunParser {
             lines: LineSplitter::default(),
             arena: Vec::new(),
             topics: Vec::new(),
-            topic_index: FxHashMap::default(),
-            last_topic: None,
+            topic_index: TopicIndex::default(),
             run_id: Vec::new(),
             num_results: 0,
         }
@@ -231,32 +228,14 @@ impl RunParser {
 
     /// Results of one topic are usually contiguous, so the previous qid is checked first.
     fn topic_for(&mut self, qid: &[u8]) -> usize {
-        if let Some((last, index)) = &self.last_topic {
-            if last.as_slice() == qid {
-                return *index;
-            }
-        }
-        let index = match self.topic_index.get(qid) {
-            Some(&i) => i,
-            None => {
-                let i = self.topics.len();
-                self.topics.push(RunTopic {
-                    qid: lossy(qid),
-                    docs: Vec::new(),
-                });
-                self.topic_index.insert(qid.into(), i);
-                i
-            }
-        };
-        match &mut self.last_topic {
-            Some((last, last_index)) => {
-                last.clear();
-                last.extend_from_slice(qid);
-                *last_index = index;
-            }
-            None => self.last_topic = Some((qid.to_vec(), index)),
-        }
-        index
+        let topics = &mut self.topics;
+        self.topic_index.get_or_add(qid, || {
+            topics.push(RunTopic {
+                qid: lossy(qid),
+                docs: Vec::new(),
+            });
+            topics.len() - 1
+        })
     }
 
     fn error(&self, line: u64, at: usize, text: &[u8], kind: ParseErrorKind) -> ParseError {
