@@ -19,19 +19,6 @@ fn bench_dir() -> PathBuf {
     root().join("target/bench")
 }
 
-/// A venv under target/bench with the anchors' PyPI packages.
-fn venv(requirements: &str) -> Result<PathBuf> {
-    let venv = bench_dir().join("venv");
-    if !venv.join("bin/python").exists() {
-        step("creating the benchmark venv");
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    }
-    run(Command::new(venv.join("bin/pip"))
-        .args(["install", "-q", "--disable-pip-version-check", "-r"])
-        .arg(root().join(requirements)))?;
-    Ok(venv.join("bin/python"))
-}
-
 fn metrics() -> Result {
     step("building ragscope (release)");
     run(cmd::cargo().args(["build", "--release", "-p", "ragscope-cli"]))?;
@@ -43,7 +30,10 @@ fn metrics() -> Result {
         node_dir.join("bench.cjs"),
     )
     .map_err(|e| format!("copying the node bench runner: {e}"))?;
-    let python = venv("xtask/bench/requirements.txt")?;
+    let python = cmd::venv(
+        &bench_dir().join("venv"),
+        &root().join("xtask/bench/requirements.txt"),
+    )?;
     step("bench metrics: ragscope vs pytrec_eval vs ranx");
     let mut c = Command::new(python);
     c.arg(root().join("xtask/bench/metrics.py"))
@@ -70,7 +60,8 @@ fn udcg() -> Result {
 /// Prefill tokens/s of the CPU engine vs llama-cpp-python on the same random-weight model with
 /// SmolLM2-135M's shapes in Q8_0 and the same prompts, at 1 and 2 threads, alternating runs.
 fn infer() -> Result {
-    let python = crate::test::venv(&root().join("tests/oracle"))?;
+    let oracle = root().join("tests/oracle");
+    let python = cmd::venv(&oracle.join(".venv"), &oracle.join("requirements.txt"))?;
     let dir = bench_dir().join("infer");
     step("building the prefill bench (release)");
     run(cmd::cargo().args([

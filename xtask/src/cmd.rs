@@ -74,3 +74,15 @@ pub fn cargo_home() -> PathBuf {
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
         .unwrap_or_else(|| PathBuf::from("/root/.cargo"))
 }
+
+/// A Python venv at `venv` (created when missing) with `requirements` installed; its python.
+pub fn venv(venv: &Path, requirements: &Path) -> Result<PathBuf> {
+    if !venv.join("bin/python").exists() {
+        step(&format!("creating the venv {}", venv.display()));
+        run(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+    }
+    run(Command::new(venv.join("bin/pip"))
+        .args(["install", "-q", "--disable-pip-version-check", "-r"])
+        .arg(requirements))?;
+    Ok(venv.join("bin/python"))
+}

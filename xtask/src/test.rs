@@ -163,26 +163,15 @@ pub fn oracle() -> Result {
         ),
         ("tests/oracle", "generate.py", "crates/infer/tests/fixtures"),
     ];
-    for (dir, script, out) in oracles {
-        let python = venv(&root().join(dir))?;
-        step(&format!("oracle {dir}/{script} -> {out}"));
+    for (folder, script, out) in oracles {
+        let dir = root().join(folder);
+        let python = cmd::venv(&dir.join(".venv"), &dir.join("requirements.txt"))?;
+        step(&format!("oracle {folder}/{script} -> {out}"));
         run(Command::new(python)
-            .arg(root().join(dir).join(script))
+            .arg(dir.join(script))
             .arg("--out")
             .arg(root().join(out))
             .current_dir(root()))?;
     }
     Ok(())
-}
-
-/// A venv in `dir/.venv` (git-ignored) with `dir/requirements.txt` installed.
-pub fn venv(dir: &std::path::Path) -> Result<std::path::PathBuf> {
-    let venv = dir.join(".venv");
-    if !venv.join("bin/python").exists() {
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    }
-    run(Command::new(venv.join("bin/pip"))
-        .args(["install", "-q", "--disable-pip-version-check", "-r"])
-        .arg(dir.join("requirements.txt")))?;
-    Ok(venv.join("bin/python"))
 }

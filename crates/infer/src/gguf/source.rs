@@ -90,16 +90,21 @@ impl ByteSource for VecSource {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let start = usize::try_from(offset).map_err(|_| eof())?;
-        let end = start.checked_add(buf.len()).ok_or_else(eof)?;
-        let src = self.0.get(start..end).ok_or_else(eof)?;
-        buf.copy_from_slice(src);
-        Ok(())
+        read_slice(&self.0, offset, buf)
     }
 
     fn shared(&self) -> Option<SharedBytes> {
         Some(self.0.clone())
     }
+}
+
+/// `read_at` over bytes already in memory (a Vec or a memory map).
+fn read_slice(bytes: &[u8], offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+    let start = usize::try_from(offset).map_err(|_| eof())?;
+    let end = start.checked_add(buf.len()).ok_or_else(eof)?;
+    let src = bytes.get(start..end).ok_or_else(eof)?;
+    buf.copy_from_slice(src);
+    Ok(())
 }
 
 fn eof() -> std::io::Error {
@@ -128,11 +133,7 @@ impl ByteSource for MmapSource {
     }
 
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        let start = usize::try_from(offset).map_err(|_| eof())?;
-        let end = start.checked_add(buf.len()).ok_or_else(eof)?;
-        let src = self.0.get(start..end).ok_or_else(eof)?;
-        buf.copy_from_slice(src);
-        Ok(())
+        read_slice(&self.0, offset, buf)
     }
 
     fn shared(&self) -> Option<SharedBytes> {
