@@ -439,7 +439,7 @@ impl Evaluation {
                 .map(|m| MeasureInfo {
                     name: m.to_string(),
                     trec_name: m.trec_eval_equivalent().map(|(name, _level)| name),
-                    explanation: explanation(m),
+                    explanation: m.explanation().to_string(),
                 })
                 .collect(),
             runs,
@@ -663,24 +663,4 @@ fn start_loader(name: &str, head: Vec<u8>) -> Result<Loader, String> {
         _ => {}
     }
     Ok(loader)
-}
-
-/// The registry's one-line explanation of a measure's family (shown as a tooltip); measures
-/// trec_eval has no name for get the app's own line.
-pub fn explanation(m: &Measure) -> String {
-    let from_registry = m.family().map(|f| f.explanation.to_string());
-    from_registry.unwrap_or_else(|| {
-        let name = m.to_string();
-        let own = [
-            ("Judged", "Fraction of the top k that has a judgment in the qrels; low values warn that unjudged documents are being scored as non-relevant."),
-            ("RR", "Reciprocal rank of the first relevant document within the top k (0 when none)."),
-            ("nDCG(gain=exp)", "nDCG with exponential gain 2^rel − 1 (Burges et al., 2005) instead of trec_eval's linear gain."),
-            ("nDCG", "Normalized discounted cumulative gain (Järvelin & Kekäläinen, 2002)."),
-            ("MAP", "Mean average precision, cut at k."),
-        ];
-        own.iter()
-            .find(|(prefix, _)| name.starts_with(prefix))
-            .map(|(_, text)| text.to_string())
-            .unwrap_or_default()
-    })
 }

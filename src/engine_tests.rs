@@ -258,10 +258,7 @@ fn the_topic_view_ranks_like_trec_eval_and_shows_relevance() {
 fn every_measure_offered_in_the_picker_parses_and_is_explained() {
     for name in crate::ui::components::controls::CATALOG {
         let m: ragscope_eval::Measure = name.parse().unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert!(
-            crate::engine::explanation(&m).len() > 10,
-            "{name} has no explanation"
-        );
+        assert!(m.explanation().len() > 10, "{name} has no explanation");
     }
 }
 

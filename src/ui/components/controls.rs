@@ -56,7 +56,7 @@ pub struct Props {
 
 fn explain(name: &str) -> String {
     match name.parse::<Measure>() {
-        Ok(m) => crate::engine::explanation(&m),
+        Ok(m) => m.explanation().to_string(),
         Err(e) => e.to_string(),
     }
 }

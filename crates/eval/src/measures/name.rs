@@ -302,6 +302,32 @@ impl Measure {
             .max_by_key(|f| f.name.len())
     }
 
+    /// One line explaining the measure (the app's tooltip): its family's, or for the measures
+    /// trec_eval has no name for, their own.
+    pub fn explanation(&self) -> &'static str {
+        if let Some(family) = self.family() {
+            return family.explanation;
+        }
+        match self.kind {
+            MeasureKind::Judged => {
+                "Fraction of the top k that has a judgment in the qrels; low values warn that \
+                 unjudged documents are being scored as non-relevant."
+            }
+            MeasureKind::RR => {
+                "Reciprocal rank of the first relevant document within the top k (0 when none)."
+            }
+            MeasureKind::NDCG if self.gain == Gain::Exp => {
+                "nDCG with exponential gain 2^rel − 1 (Burges et al., 2005) instead of \
+                 trec_eval's linear gain."
+            }
+            MeasureKind::NDCG => {
+                "Normalized discounted cumulative gain (Järvelin & Kekäläinen, 2002)."
+            }
+            MeasureKind::AP => "Mean average precision, cut at k.",
+            _ => "",
+        }
+    }
+
     /// The trec_eval measure (as printed) and `-l` level that compute the same value,
     /// where trec_eval has one.
     pub fn trec_eval_equivalent(&self) -> Option<(String, i32)> {
