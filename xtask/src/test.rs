@@ -83,9 +83,28 @@ fn fuzz() -> Result {
         );
     }
     tools::ensure_cargo_fuzz()?;
-    let targets = cmd::output(cmd::cargo().args(["fuzz", "list"]).current_dir(&fuzz_dir))
+    // The targets declared in fuzz/Cargo.toml must be exactly the ones cargo-fuzz lists and
+    // runs: an empty or short list (a broken manifest, a cargo-fuzz that prints nothing) is a
+    // failure, never a silent pass.
+    let expected = declared_fuzz_targets(&fuzz_dir)?;
+    let listed = cmd::output(cmd::cargo().args(["fuzz", "list"]).current_dir(&fuzz_dir))
         .ok_or("`cargo fuzz list` failed")?;
-    for target in targets.lines().map(str::trim).filter(|t| !t.is_empty()) {
+    let mut targets: Vec<&str> = listed
+        .lines()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    targets.sort_unstable();
+    let mut want: Vec<&str> = expected.iter().map(String::as_str).collect();
+    want.sort_unstable();
+    if targets != want || targets.is_empty() {
+        return Err(format!(
+            "cargo fuzz list printed {targets:?}, but fuzz/Cargo.toml declares {want:?}"
+        )
+        .into());
+    }
+    let mut ran = 0;
+    for target in targets {
         step(&format!("fuzzing {target} for {FUZZ_SECONDS} s"));
         // `cargo xtask` runs under the stable toolchain's own cargo (not rustup's proxy), so
         // the nightly one is reached through `rustup run`.
@@ -125,9 +144,45 @@ fn fuzz() -> Result {
             "-rss_limit_mb=4096".into(),
             "-max_len=65536".into(),
         ]);
+        // A target's dictionary (fuzz/<target>.dict) steers libFuzzer towards its grammar.
+        let dict = fuzz_dir.join(format!("{target}.dict"));
+        if dict.is_file() {
+            run_args.push(format!("-dict={}", dict.display()));
+        }
         run(c.args(&run_args).current_dir(&fuzz_dir))?;
+        ran += 1;
     }
+    if ran != want.len() {
+        return Err(format!("ran {ran} fuzz targets of {}", want.len()).into());
+    }
+    eprintln!("fuzzing: {ran} targets ran for {FUZZ_SECONDS} s each");
     Ok(())
+}
+
+/// The `[[bin]]` names of fuzz/Cargo.toml (each is one fuzz target).
+fn declared_fuzz_targets(fuzz_dir: &std::path::Path) -> Result<Vec<String>> {
+    let manifest = std::fs::read_to_string(fuzz_dir.join("Cargo.toml"))
+        .map_err(|e| format!("fuzz/Cargo.toml: {e}"))?;
+    let mut names = Vec::new();
+    let mut in_bin = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_bin = line == "[[bin]]";
+        } else if in_bin {
+            if let Some(v) = line.strip_prefix("name") {
+                let v = v
+                    .trim_start()
+                    .trim_start_matches('=')
+                    .trim()
+                    .trim_matches('"');
+                names.push(v.to_string());
+            }
+        }
+    }
+    if names.is_empty() {
+        return Err("fuzz/Cargo.toml declares no [[bin]] fuzz target".into());
+    }
+    Ok(names)
 }
 
 /// Builds the site with trunk and drives it in headless Chromium (tests/browser/*.test.mjs).

@@ -265,3 +265,14 @@ pub fn check_utilities(measures: &[Measure], utilities: Option<&str>) -> Result<
         _ => Ok(()),
     }
 }
+
+/// clap parser for `--resamples`: a positive count up to the study's limit. The tests keep
+/// every resampled statistic, so a typo like 10¹² must be refused, not attempted.
+pub fn parse_resamples(text: &str) -> Result<usize, String> {
+    let max = ragscope_eval::rag::correlation::MAX_RESAMPLES;
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=max).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} is outside 1..={max}")),
+        Err(_) => Err(format!("{text:?} is not a positive integer")),
+    }
+}

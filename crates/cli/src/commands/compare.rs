@@ -75,7 +75,7 @@ pub struct Args {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Resamples of the randomization and bootstrap tests.
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, value_parser = super::common::parse_resamples, default_value_t = 10_000)]
     pub resamples: usize,
     /// Keep only the top N results per topic (trec_eval -M).
     #[arg(long)]

@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, num_args = 0..=1, value_delimiter = ',', default_missing_value = "")]
     pub sensitivity: Option<Vec<String>>,
     /// Bootstrap resamples for the intervals and the paired tests
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, value_parser = super::common::parse_resamples, default_value_t = 1000)]
     pub resamples: usize,
     /// Seed of the bootstrap
     #[arg(long, default_value_t = 0)]

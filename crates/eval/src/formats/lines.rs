@@ -180,6 +180,56 @@ pub(crate) fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The offending text as an error message quotes it: printable, and short. Control characters
+/// and bytes that are not UTF-8 are escaped (`\u{1b}`, `\xff`) so a binary file cannot move the
+/// cursor or change the colours of the terminal that shows the error, and a quote is cut after
+/// [`QUOTE_CHARS`] characters so a megabyte-long "line" does not flood it.
+pub(crate) fn quote(bytes: &[u8]) -> String {
+    quote_bytes(bytes)
+}
+
+/// Characters of the offending text an error message shows before cutting it with `…`.
+pub const QUOTE_CHARS: usize = 200;
+
+/// See [`lossy`]; public so every parser (and the CLI) quotes text the same way.
+pub fn quote_bytes(bytes: &[u8]) -> String {
+    quote_bytes_max(bytes, QUOTE_CHARS)
+}
+
+/// [`quote_bytes`] cut after `max_chars` shown characters (an escape counts as one).
+pub fn quote_bytes_max(bytes: &[u8], max_chars: usize) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut shown = 0;
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            if shown == max_chars {
+                out.push('…');
+                return out;
+            }
+            match c {
+                '\t' => out.push_str("\\t"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                c if c.is_control() => {
+                    let _ = write!(out, "\\u{{{:x}}}", c as u32);
+                }
+                c => out.push(c),
+            }
+            shown += 1;
+        }
+        for b in chunk.invalid() {
+            if shown == max_chars {
+                out.push('…');
+                return out;
+            }
+            let _ = write!(out, "\\x{b:02x}");
+            shown += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod plain_decimal_tests {
     use super::{parse_plain_decimal, parse_score};

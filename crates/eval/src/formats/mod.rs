@@ -15,6 +15,7 @@ mod run;
 mod topic_index;
 
 pub use error::{ParseError, ParseErrorKind};
+pub use lines::{quote_bytes, quote_bytes_max, QUOTE_CHARS};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
 pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};

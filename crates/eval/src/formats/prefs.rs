@@ -4,7 +4,7 @@
 use rustc_hash::FxHashMap;
 
 use super::error::{ParseError, ParseErrorKind};
-use super::lines::{is_skippable, lossy, parse_score, split_fields, LineSplitter};
+use super::lines::{is_skippable, lossy, parse_score, quote, split_fields, LineSplitter};
 
 /// One judgment line: within judgment group `jg` and sub-group `jsg`, documents with a
 /// higher `rel_level` are preferred to documents with a lower one.
@@ -45,7 +45,7 @@ pub fn parse_prefs(name: &str, bytes: &[u8], qrels_layout: bool) -> Result<Prefs
             file: name.to_string(),
             line: line_no,
             column: at as u64 + 1,
-            text: lossy(text),
+            text: quote(text),
             kind,
         };
         if count != columns {

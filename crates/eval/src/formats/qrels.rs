@@ -5,7 +5,7 @@ use rustc_hash::FxHashMap;
 
 use super::error::{ParseError, ParseErrorKind};
 use super::hash::{docno_hash, PremixedMap};
-use super::lines::{is_skippable, lossy, parse_rel, split_fields, LineSplitter};
+use super::lines::{is_skippable, lossy, parse_rel, quote, split_fields, LineSplitter};
 use super::topic_index::TopicIndex;
 
 const COLLISION: u32 = u32::MAX;
@@ -253,7 +253,7 @@ impl QrelsParser {
             file: self.name.clone(),
             line,
             column: at as u64 + 1,
-            text: lossy(text),
+            text: quote(text),
             kind,
         }
     }

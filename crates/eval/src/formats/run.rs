@@ -3,7 +3,7 @@
 
 use super::error::{ParseError, ParseErrorKind};
 use super::hash::{docno_hash, PremixedMap};
-use super::lines::{is_skippable, lossy, parse_score, split_fields, LineSplitter};
+use super::lines::{is_skippable, lossy, parse_score, quote, split_fields, LineSplitter};
 use super::topic_index::TopicIndex;
 
 /// One retrieved document: its score and where its docno lives in the run's arena.
@@ -243,7 +243,7 @@ impl RunParser {
             file: self.name.clone(),
             line,
             column: at as u64 + 1,
-            text: lossy(text),
+            text: quote(text),
             kind,
         }
     }
@@ -272,7 +272,7 @@ fn check_duplicates(run: &Run) -> Result<(), ParseError> {
                     file: run.name.clone(),
                     line: doc.line as u64,
                     column: 1,
-                    text: lossy(docno),
+                    text: quote(docno),
                     kind: ParseErrorKind::DuplicateDocno {
                         qid: topic.qid.clone(),
                         first_line: earlier.line as u64,

@@ -79,6 +79,27 @@ impl PrefCounts {
     }
 }
 
+/// Judged documents of one topic that preference measures accept. Their counts are a
+/// judged × judged matrix (4 bytes a cell, plus n²/8 bytes of bit rows for partial orders),
+/// as in trec_eval; at this limit that is 1 GiB. trec_eval itself would abort in malloc on a
+/// topic far above it; we refuse it with a message instead.
+pub const MAX_PREFS_JUDGED: usize = 16_384;
+
+fn check_judged_limit(qid: &str, num_judged: usize) -> Result<(), PrefsError> {
+    if num_judged <= MAX_PREFS_JUDGED {
+        return Ok(());
+    }
+    let gib = (num_judged as f64).powi(2) * 4.0 / (1u64 << 30) as f64;
+    Err(PrefsError {
+        message: format!(
+            "ragscope trec_eval: topic {qid} has {num_judged} judged documents: preference \
+             measures need a {num_judged}×{num_judged} count matrix ({gib:.1} GiB), over the \
+             limit of {MAX_PREFS_JUDGED} judged documents per topic\n"
+        ),
+        exit_code: 4,
+    })
+}
+
 /// An inconsistency trec_eval stops on, with its message and exit status.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PrefsError {
@@ -132,6 +153,7 @@ pub fn form_prefs_counts(
         }
     }
     let num_judged = next;
+    check_judged_limit(&topic.qid, num_judged)?;
 
     let mut judged: Vec<Judged> = topic
         .lines

@@ -191,11 +191,43 @@ pub enum StudyError {
     },
     #[error("no question has two or more {k}-passage contexts with different outcomes")]
     NothingToCorrelate { k: usize },
+    #[error("no context has {k} passages (sizes present: {sizes})")]
+    NoContextOfSize { k: usize, sizes: String },
+    #[error("{resamples} bootstrap resamples is over the limit of {MAX_RESAMPLES}")]
+    TooManyResamples { resamples: usize },
+}
+
+/// Bootstrap resamples a study accepts. Each resample is a pass over every question, so far
+/// more would run for days; the bound also keeps the resample buffers' size sane.
+pub const MAX_RESAMPLES: usize = 10_000_000;
+
+/// Refuses a context size no context has, before anything is sized by it (a `--k` of 10¹¹
+/// must be an error, not an allocation failure).
+fn check_size_present(sets: &[ContextSet], k: usize) -> Result<(), StudyError> {
+    let mut sizes = std::collections::BTreeSet::new();
+    for set in sets {
+        for c in &set.contexts {
+            if c.passages.len() == k {
+                return Ok(());
+            }
+            sizes.insert(c.passages.len());
+        }
+    }
+    let sizes: Vec<String> = sizes.iter().map(|s| s.to_string()).collect();
+    Err(StudyError::NoContextOfSize {
+        k,
+        sizes: if sizes.is_empty() {
+            "none".into()
+        } else {
+            sizes.join(", ")
+        },
+    })
 }
 
 /// The context size to study: the requested one, or the single size present.
 pub fn resolve_k(sets: &[ContextSet], k: Option<usize>) -> Result<usize, StudyError> {
     if let Some(k) = k {
+        check_size_present(sets, k)?;
         return Ok(k);
     }
     let mut first: Option<(usize, usize)> = None;
@@ -222,6 +254,11 @@ pub fn resolve_k(sets: &[ContextSet], k: Option<usize>) -> Result<usize, StudyEr
 
 /// Per-question coefficients of every metric, then summaries; groups in order of appearance.
 pub fn study(sets: &[ContextSet], config: &StudyConfig) -> Result<StudyResult, StudyError> {
+    if config.resamples > MAX_RESAMPLES {
+        return Err(StudyError::TooManyResamples {
+            resamples: config.resamples,
+        });
+    }
     let k = resolve_k(sets, config.k)?;
     let mut order: Vec<(String, String)> = Vec::new();
     let mut members: HashMap<(String, String), Vec<&ContextSet>> = HashMap::new();
@@ -311,9 +348,9 @@ fn study_group(
         .collect();
 
     let mut scratch = Scratch {
-        judgments: Vec::with_capacity(k),
-        relevant: Vec::with_capacity(k),
-        erag: Vec::with_capacity(k),
+        judgments: Vec::new(),
+        relevant: Vec::new(),
+        erag: Vec::new(),
         outcome: Vec::new(),
         values: vec![Vec::new(); metrics.len()],
         ranks: RankScratch::default(),

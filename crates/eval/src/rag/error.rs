@@ -52,11 +52,6 @@ impl std::error::Error for InputError {}
 
 /// Cuts user text quoted in error messages so a bad megabyte line does not flood the terminal.
 pub(crate) fn excerpt(text: &str) -> String {
-    const MAX: usize = 60;
-    if text.chars().count() <= MAX {
-        text.to_string()
-    } else {
-        let cut: String = text.chars().take(MAX).collect();
-        format!("{cut}…")
-    }
+    // Escaped as well as cut: a binary file's bytes must not reach the terminal raw.
+    crate::formats::quote_bytes_max(text.as_bytes(), 60)
 }

@@ -94,7 +94,7 @@ pub fn pairwise_data(sets: &[ContextSet], k: usize) -> PairwiseData {
     let dim = 2 * k;
     let mut data = PairwiseData::new(dim);
     let mut rows: Vec<(f64, Vec<f64>)> = Vec::new();
-    let mut buffer = Vec::with_capacity(k);
+    let mut buffer = Vec::new();
     for set in sets {
         rows.clear();
         for context in set.contexts.iter().filter(|c| c.passages.len() == k) {

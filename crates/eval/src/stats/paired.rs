@@ -198,7 +198,8 @@ pub fn joint_resample_means(
     seed: u64,
 ) -> Vec<Vec<f64>> {
     let n = rows.len().checked_div(series).unwrap_or(0);
-    let mut means = vec![Vec::with_capacity(resamples); series];
+    // Capacity as the data arrives beyond a first block: `resamples` is the user's number.
+    let mut means = vec![Vec::with_capacity(resamples.min(1 << 16)); series];
     if n == 0 {
         return means;
     }
