@@ -100,8 +100,7 @@ fn fuzz() -> Result {
     if targets != want || targets.is_empty() {
         return Err(format!(
             "cargo fuzz list printed {targets:?}, but fuzz/Cargo.toml declares {want:?}"
-        )
-        .into());
+        ));
     }
     let mut ran = 0;
     for target in targets {
@@ -153,7 +152,7 @@ fn fuzz() -> Result {
         ran += 1;
     }
     if ran != want.len() {
-        return Err(format!("ran {ran} fuzz targets of {}", want.len()).into());
+        return Err(format!("ran {ran} fuzz targets of {}", want.len()));
     }
     eprintln!("fuzzing: {ran} targets ran for {FUZZ_SECONDS} s each");
     Ok(())
