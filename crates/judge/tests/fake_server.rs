@@ -516,3 +516,25 @@ Access-Control-Request-Method: POST\r\nConnection: close\r\n\r\n",
     assert!(head.contains("anthropic-dangerous-direct-browser-access"));
     assert!(head.contains("x-goog-api-key"));
 }
+
+#[test]
+fn rate_limit_waits_for_the_window() {
+    let s = setup(ProviderKind::OpenAiCompatible, Rc::new(MemoryCache::new()));
+    let j = job(
+        &[
+            ("a", "FAKE{grade=1} a"),
+            ("b", "FAKE{grade=1} b"),
+            ("c", "FAKE{grade=1} c"),
+            ("d", "FAKE{grade=1} d"),
+        ],
+        1,
+    );
+    let mut o = opts(1);
+    o.rate.requests_per_minute = Some(2);
+    let (sum, _) = run(&s, &j, &o, &Control::new());
+    assert!(sum.all_ok());
+    // Two requests at t0, then the third waits until the first leaves the one-minute window;
+    // the fourth fits beside the third.
+    assert_eq!(*s.clock.sleeps.borrow(), vec![Duration::from_secs(60)]);
+    assert_eq!(s.server.request_count(), 4);
+}

@@ -192,6 +192,13 @@ fn request_bodies_and_headers() {
         .headers
         .contains(&("anthropic-version".into(), "2023-06-01".into())));
     assert!(!format!("{req:?}").contains(KEY));
+    let mut in_browser = config(ProviderKind::Anthropic);
+    in_browser.browser = true;
+    let h = provider::provider(in_browser).auth_headers();
+    assert!(h.contains(&(
+        "anthropic-dangerous-direct-browser-access".into(),
+        "true".into()
+    )));
     assert!(!req.body.contains(KEY));
 
     let g = provider::provider(config(ProviderKind::Gemini));
