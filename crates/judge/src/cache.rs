@@ -30,6 +30,9 @@ pub struct CacheKeyParts<'a> {
     pub task: &'a str,
     pub template_version: &'a str,
     pub sample: u32,
+    /// 0 for the task's own request; n for its n-th re-ask after a reply that did not parse
+    /// ([`crate::Task::reask`]).
+    pub reask: u32,
 }
 
 impl CacheKey {
@@ -46,6 +49,7 @@ impl CacheKey {
             p.task,
             p.template_version,
             &p.sample.to_string(),
+            &p.reask.to_string(),
         ] {
             h.update((field.len() as u64).to_le_bytes());
             h.update(field.as_bytes());
@@ -193,6 +197,7 @@ mod tests {
             task: "umbrela",
             template_version: "1",
             sample,
+            reask: 0,
         }
     }
 

@@ -23,6 +23,7 @@
 //! | `slow=N`      | the first N requests: the answer comes after 2 s                            |
 //! | `hold=N`      | the answer waits until N requests are in flight (at most 5 s)               |
 //! | `malformed`   | 200 with a truncated JSON body                                              |
+//! | `warm=N`      | grade N when the request's temperature is above 0, else unparseable text    |
 //! | `fenced=N`    | ```` ```json {"final score": N} ``` ````                                    |
 //! | `safety`      | Gemini: 200 without candidates (blockReason SAFETY); OpenAI: content_filter; Anthropic: refusal |
 //! | `truncated`   | text without a score, finish = max tokens / length / MAX_TOKENS             |
@@ -567,6 +568,18 @@ pub fn markers() -> Script {
                 .unwrap_or("x");
             if e.len() == 1 && e.chars().all(|c| c.is_ascii_digit()) {
                 text(grade_text(e))
+            } else {
+                text("I cannot tell.".into())
+            }
+        } else if let Some(g) = get("warm") {
+            let v: Value = serde_json::from_str(&r.body).unwrap_or(Value::Null);
+            let t = v
+                .get("temperature")
+                .or_else(|| v.get("generationConfig").and_then(|c| c.get("temperature")))
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0);
+            if t > 0.0 {
+                text(grade_text(g))
             } else {
                 text("I cannot tell.".into())
             }

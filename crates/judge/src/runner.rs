@@ -8,7 +8,7 @@ use crate::cache::{CacheKey, CacheKeyParts, CacheStore, CachedReply};
 use crate::cost::{estimate_input_tokens, Budget, Estimate, Price};
 use crate::http::{Runtime, Transport};
 use crate::limit::{RateLimit, RateLimiter};
-use crate::provider::{body_excerpt, Provider, Usage};
+use crate::provider::{body_excerpt, Call, Provider, Usage};
 use crate::retry::{is_retryable_status, server_delay, splitmix64, RetryPolicy};
 use crate::task::{ItemKey, JobItem, Task};
 use futures::StreamExt;
@@ -48,6 +48,8 @@ pub struct JudgeOptions {
     pub budget: Budget,
     /// The model's price; required for `budget.max_cost`.
     pub price: Option<Price>,
+    /// Re-asks after a reply that does not parse, when the task offers one ([`Task::reask`]).
+    pub parse_retries: u32,
 }
 
 impl Default for JudgeOptions {
@@ -59,6 +61,7 @@ impl Default for JudgeOptions {
             rate: RateLimit::default(),
             budget: Budget::default(),
             price: None,
+            parse_retries: 0,
         }
     }
 }
@@ -237,7 +240,13 @@ fn validate(job: &Job, opts: &JudgeOptions) -> Result<(), String> {
     Ok(())
 }
 
-fn cache_key(job: &Job, env: &Env, prepared: &crate::provider::Prepared, sample: u32) -> CacheKey {
+fn cache_key(
+    job: &Job,
+    env: &Env,
+    prepared: &crate::provider::Prepared,
+    sample: u32,
+    reask: u32,
+) -> CacheKey {
     let c = env.provider.config();
     CacheKey::new(&CacheKeyParts {
         provider: c.kind.name(),
@@ -248,6 +257,7 @@ fn cache_key(job: &Job, env: &Env, prepared: &crate::provider::Prepared, sample:
         task: job.task.name(),
         template_version: job.task.template_version(),
         sample,
+        reask,
     })
 }
 
@@ -263,7 +273,7 @@ pub async fn estimate(job: &Job, env: &Env, opts: &JudgeOptions) -> Result<Estim
         for s in 0..job.samples {
             let hit = env
                 .cache
-                .get(cache_key(job, env, &prepared, s))
+                .get(cache_key(job, env, &prepared, s, 0))
                 .await
                 .ok()
                 .flatten()
@@ -349,6 +359,8 @@ struct SampleOut {
     attempts: u32,
     cached: bool,
     usage: Usage,
+    /// A reply came and the task could not parse it (a re-ask may help).
+    unparsed: bool,
 }
 
 impl SampleOut {
@@ -359,6 +371,7 @@ impl SampleOut {
             attempts,
             cached: false,
             usage: Usage::default(),
+            unparsed: false,
         }
     }
 }
@@ -385,41 +398,80 @@ impl Ctx<'_> {
     }
 
     /// Parses a 2xx body (fresh or cached) into the sample's result.
-    fn interpret(&self, item: &JobItem, body: &str, attempts: u32, cached: bool) -> SampleOut {
-        match self.env.provider.parse_reply(&item.call, body) {
+    fn interpret(&self, call: &Call, body: &str, attempts: u32, cached: bool) -> SampleOut {
+        match self.env.provider.parse_reply(call, body) {
             Err(e) => SampleOut {
                 result: Err(e.to_string()),
                 raw: Some(body_excerpt(body)),
                 attempts,
                 cached,
                 usage: Usage::default(),
+                unparsed: false,
             },
-            Ok(reply) => SampleOut {
-                result: self.job.task.parse(&reply),
-                raw: Some(reply.text.clone()),
-                attempts,
-                cached,
-                usage: reply.usage,
-            },
+            Ok(reply) => {
+                let result = self.job.task.parse(&reply);
+                SampleOut {
+                    unparsed: result.is_err(),
+                    result,
+                    raw: Some(reply.text.clone()),
+                    attempts,
+                    cached,
+                    usage: reply.usage,
+                }
+            }
         }
     }
 
+    /// One sample of an item: its call, then the task's re-asks while replies do not parse.
     async fn sample(&self, index: usize, sample: u32) -> SampleOut {
         let item = &self.job.items[index];
+        let mut call = item.call.clone();
+        let mut reask = 0u32;
+        let mut attempts = 0u32;
+        let mut usage = Usage::default();
+        let mut cached = true;
+        loop {
+            let mut out = self.fetch(index, &call, sample, reask).await;
+            attempts += out.attempts;
+            usage += out.usage;
+            cached &= out.cached;
+            if out.unparsed && reask < self.opts.parse_retries {
+                let raw = out.raw.as_deref().unwrap_or("");
+                if let Some(next) = self.job.task.reask(&call, raw, reask + 1) {
+                    call = next;
+                    reask += 1;
+                    continue;
+                }
+            }
+            out.attempts = attempts;
+            out.usage = usage;
+            out.cached = cached;
+            if reask > 0 {
+                out.result = out
+                    .result
+                    .map_err(|e| format!("{e} (after {reask} re-asks)"));
+            }
+            return out;
+        }
+    }
+
+    /// One request (cache, budget, rate, retries) for `call`.
+    async fn fetch(&self, index: usize, call: &Call, sample: u32, reask: u32) -> SampleOut {
+        let item = &self.job.items[index];
         let env = self.env;
-        let prepared = match env.provider.prepare(&item.call) {
+        let prepared = match env.provider.prepare(call) {
             Ok(p) => p,
             Err(e) => return SampleOut::failed(e.to_string(), 0),
         };
-        let key = cache_key(self.job, env, &prepared, sample);
+        let key = cache_key(self.job, env, &prepared, sample, reask);
         match env.cache.get(key.clone()).await {
-            Ok(Some(hit)) => return self.interpret(item, &hit.body, 0, true),
+            Ok(Some(hit)) => return self.interpret(call, &hit.body, 0, true),
             Ok(None) => {}
             Err(e) => self.emit(Event::Warning(format!("{}: {e}", item.key))),
         }
         let estimate = Usage {
-            input_tokens: estimate_input_tokens(item.call.prompt_chars()),
-            output_tokens: u64::from(item.call.max_tokens()),
+            input_tokens: estimate_input_tokens(call.prompt_chars()),
+            output_tokens: u64::from(call.max_tokens()),
         };
         let mut attempts = 0u32;
         loop {
@@ -476,7 +528,7 @@ impl Ctx<'_> {
                     if let Err(e) = env.cache.put(key.clone(), stored).await {
                         self.emit(Event::Warning(format!("{}: {e}", item.key)));
                     }
-                    let out = self.interpret(item, &resp.body, attempts, false);
+                    let out = self.interpret(call, &resp.body, attempts, false);
                     // A reply without usage was still bought: count the estimate.
                     let bought = if out.usage == Usage::default() {
                         estimate

@@ -538,3 +538,74 @@ fn rate_limit_waits_for_the_window() {
     assert_eq!(*s.clock.sleeps.borrow(), vec![Duration::from_secs(60)]);
     assert_eq!(s.server.request_count(), 4);
 }
+
+/// A task that re-asks at a higher temperature after a reply that does not parse (as
+/// nuggetizer does): the runner sends the re-ask, caches it on its own, and records the attempts.
+#[test]
+fn reask_after_an_unparseable_reply() {
+    struct Reasking(Umbrela);
+    impl ragscope_judge::Task for Reasking {
+        fn name(&self) -> &str {
+            "umbrela-reask"
+        }
+        fn template_version(&self) -> &str {
+            "test-1"
+        }
+        fn parse(&self, r: &ragscope_judge::Reply) -> Result<Value, String> {
+            self.0.parse(r)
+        }
+        fn vote(&self, v: &[Value]) -> Option<Value> {
+            self.0.vote(v)
+        }
+        fn write_output(&self, r: &[ragscope_judge::ItemRecord]) -> String {
+            self.0.write_output(r)
+        }
+        fn reask(
+            &self,
+            call: &ragscope_judge::Call,
+            _failed: &str,
+            n: u32,
+        ) -> Option<ragscope_judge::Call> {
+            let ragscope_judge::Call::Chat(c) = call else {
+                return None;
+            };
+            let mut c = c.clone();
+            c.params.temperature = Some(0.2 * n as f32);
+            Some(ragscope_judge::Call::Chat(c))
+        }
+    }
+    let cache = Rc::new(MemoryCache::new());
+    let s = setup(ProviderKind::Anthropic, cache.clone());
+    let base = job(
+        &[("ok", "FAKE{warm=2} ok"), ("never", "FAKE{seq=x} never")],
+        1,
+    );
+    let j = Job {
+        task: Rc::new(Reasking(Umbrela::new())),
+        items: base.items,
+        samples: 1,
+    };
+    let mut o = opts(2);
+    o.parse_retries = 2;
+    let (sum, _) = run(&s, &j, &o, &Control::new());
+    assert_eq!(sum.records[0].status, Status::Ok);
+    assert_eq!(sum.records[0].result, Some(Value::from(2)));
+    assert_eq!(sum.records[0].attempts, 2);
+    assert_eq!(sum.records[1].status, Status::Failed);
+    assert_eq!(sum.records[1].attempts, 3);
+    assert!(sum.records[1]
+        .error
+        .as_deref()
+        .unwrap()
+        .ends_with("(after 2 re-asks)"));
+    assert_eq!(s.server.request_count(), 5);
+    assert_eq!(cache.len(), 5);
+    let (again, _) = run(&s, &j, &o, &Control::new());
+    assert_eq!(
+        s.server.request_count(),
+        5,
+        "re-asks come from the cache too"
+    );
+    assert_eq!(again.records[0].result, Some(Value::from(2)));
+    assert!(again.records.iter().all(|r| r.cached));
+}

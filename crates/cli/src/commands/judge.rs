@@ -273,6 +273,8 @@ fn drive(c: &CommonArgs, task: Rc<dyn Task>, items: Vec<JobItem>) -> Result<Exit
             max_tokens: c.max_tokens,
         },
         price,
+        // UMBRELA at temperature 0 would get the same reply again (part 2's tasks re-ask).
+        parse_retries: 0,
     };
     let job = Job {
         task: task.clone(),

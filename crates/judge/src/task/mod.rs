@@ -68,6 +68,14 @@ pub trait Task {
     /// cannot be combined.
     fn vote(&self, results: &[Value]) -> Option<Value>;
 
+    /// The call to send after a reply that did not parse (`reask` = 1, 2, ... up to
+    /// `JudgeOptions::parse_retries`), or `None` to record the failure. Each re-ask is cached on
+    /// its own. Default: none — UMBRELA at temperature 0 would only get the same reply again;
+    /// nuggetizer-style tasks re-ask at a higher temperature.
+    fn reask(&self, _call: &Call, _failed_reply: &str, _reask: u32) -> Option<Call> {
+        None
+    }
+
     /// The task's output file (e.g. TREC qrels) from the records in input order; failed records
     /// are left out, never written with a made-up value.
     fn write_output(&self, records: &[ItemRecord]) -> String;
