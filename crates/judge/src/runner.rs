@@ -195,7 +195,7 @@ pub struct Progress {
     pub cost: Option<f64>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Event {
     Item(ItemRecord),
     Progress(Progress),
@@ -211,7 +211,7 @@ pub enum Event {
     Warning(String),
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
     /// In input order.
     pub records: Vec<ItemRecord>,

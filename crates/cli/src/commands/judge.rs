@@ -12,7 +12,7 @@ use ragscope_judge::cache::NoCache;
 use ragscope_judge::limit::RateLimit;
 use ragscope_judge::native::{default_cache_dir, DirCache, ThreadRuntime, UreqTransport};
 use ragscope_judge::runner::estimate;
-use ragscope_judge::task::umbrela::{Umbrela, SYSTEM};
+use ragscope_judge::task::umbrela::{ItemsError, Umbrela, SYSTEM};
 use ragscope_judge::{
     provider, run_job, ApiKey, Budget, CacheStore, Call, Control, Env, Event, Job, JobItem,
     JudgeOptions, Price, PriceTable, ProviderConfig, ProviderKind, RetryPolicy, Status, Task,
@@ -155,24 +155,15 @@ fn umbrela(a: UmbrelaArgs) -> Result<ExitCode, Failure> {
     let wanted: HashSet<String> = ranked.iter().flat_map(|(_, d)| d.iter().cloned()).collect();
     let passages = read_passages(&a.passages, &wanted)?;
     let task = Umbrela::new();
-    let mut items = Vec::new();
-    for (qid, docs) in &ranked {
-        let question = topics.get(qid).ok_or_else(|| {
-            Failure::Error(format!(
-                "{}: query {qid} of the run has no topic",
-                a.topics.display()
-            ))
+    let items = task
+        .items(&ranked, &topics, &passages)
+        .map_err(|e| match e {
+            ItemsError::NoTopic { .. } => Failure::Error(format!("{}: {e}", a.topics.display())),
+            ItemsError::NoPassage { .. } => {
+                Failure::Error(format!("{}: {e}", a.passages.display()))
+            }
+            ItemsError::Template(m) => Failure::Error(m),
         })?;
-        for d in docs {
-            let text = passages.get(d).ok_or_else(|| {
-                Failure::Error(format!(
-                    "{}: docno {d} (query {qid}) is not in the passages file",
-                    a.passages.display()
-                ))
-            })?;
-            items.push(task.item(qid, d, question, text).map_err(Failure::Error)?);
-        }
-    }
     drive(&a.common, Rc::new(task), items)
 }
 

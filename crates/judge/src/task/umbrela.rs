@@ -105,6 +105,46 @@ impl Umbrela {
     }
 }
 
+/// Why a job cannot be built from the loaded files.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ItemsError {
+    #[error("query {qid} of the run has no topic")]
+    NoTopic { qid: String },
+    #[error("docno {docno} (query {qid}) is not in the passages")]
+    NoPassage { qid: String, docno: String },
+    #[error("{0}")]
+    Template(String),
+}
+
+impl Umbrela {
+    /// One item per (query, passage) of `ranked` (each query's top-k docnos, in order), with the
+    /// query text from `topics` and the passage text from `passages`.
+    pub fn items(
+        &self,
+        ranked: &[(String, Vec<String>)],
+        topics: &std::collections::HashMap<String, String>,
+        passages: &std::collections::HashMap<String, String>,
+    ) -> Result<Vec<JobItem>, ItemsError> {
+        let mut items = Vec::new();
+        for (qid, docs) in ranked {
+            let query = topics
+                .get(qid)
+                .ok_or_else(|| ItemsError::NoTopic { qid: qid.clone() })?;
+            for d in docs {
+                let text = passages.get(d).ok_or_else(|| ItemsError::NoPassage {
+                    qid: qid.clone(),
+                    docno: d.clone(),
+                })?;
+                items.push(
+                    self.item(qid, d, query, text)
+                        .map_err(ItemsError::Template)?,
+                );
+            }
+        }
+        Ok(items)
+    }
+}
+
 /// Why a reply has no grade.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GradeError {
