@@ -123,6 +123,9 @@ pub struct UmbrelaArgs {
     /// Passages per query taken from the run.
     #[arg(long)]
     pub k: usize,
+    /// Sampling temperature (UMBRELA's default 0; use > 0 with --samples).
+    #[arg(long, default_value_t = 0.0)]
+    pub temperature: f32,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -154,7 +157,17 @@ fn umbrela(a: UmbrelaArgs) -> Result<ExitCode, Failure> {
     let ranked = read_run_top_k(&a.run, a.k)?;
     let wanted: HashSet<String> = ranked.iter().flat_map(|(_, d)| d.iter().cloned()).collect();
     let passages = read_passages(&a.passages, &wanted)?;
-    let task = Umbrela::new();
+    if !(a.temperature.is_finite() && (0.0..=2.0).contains(&a.temperature)) {
+        return Err(usage("--temperature must be between 0 and 2"));
+    }
+    if a.common.samples > 1 && a.temperature == 0.0 {
+        eprintln!(
+            "ragscope judge: note: {} samples at temperature 0 mostly repeat one answer (try --temperature 0.5)",
+            a.common.samples
+        );
+    }
+    let mut task = Umbrela::new();
+    task.params.temperature = Some(a.temperature);
     let items = task
         .items(&ranked, &topics, &passages)
         .map_err(|e| match e {
