@@ -609,3 +609,50 @@ fn reask_after_an_unparseable_reply() {
     assert_eq!(again.records[0].result, Some(Value::from(2)));
     assert!(again.records.iter().all(|r| r.cached));
 }
+
+/// Any transport plugs in (the browser's is `fetch`): here one in memory that fails as a browser
+/// does when CORS or the CSP blocks a request — not retried — or times out — retried.
+#[test]
+fn transport_errors_in_memory() {
+    use ragscope_judge::{HttpRequest, HttpResponse, Transport, TransportError};
+    struct Flaky(Cell<u32>);
+    impl Transport for Flaky {
+        fn send(
+            &self,
+            req: HttpRequest,
+        ) -> LocalBoxFuture<'_, Result<HttpResponse, TransportError>> {
+            self.0.set(self.0.get() + 1);
+            let r = if req.body.contains("blocked") {
+                Err(TransportError::Other("TypeError: Failed to fetch".into()))
+            } else if self.0.get() == 1 {
+                Err(TransportError::Timeout(req.timeout.unwrap_or_default()))
+            } else {
+                Ok(HttpResponse {
+                    status: 200,
+                    headers: vec![],
+                    body: fake::text_body(
+                        fake::WireFormat::OpenAiChat,
+                        "##final score: 3",
+                        fake::Finish::Stop,
+                    ),
+                })
+            };
+            Box::pin(async move { r })
+        }
+    }
+    let mut s = setup(ProviderKind::OpenAi, Rc::new(MemoryCache::new()));
+    let transport = Rc::new(Flaky(Cell::new(0)));
+    s.env.transport = transport.clone();
+    let j = job(&[("a", "fine"), ("b", "blocked")], 1);
+    let (sum, _) = run(&s, &j, &opts(1), &Control::new());
+    assert_eq!(sum.records[0].result, Some(Value::from(3)));
+    assert_eq!(sum.records[0].attempts, 2);
+    assert_eq!(sum.records[1].status, Status::Failed);
+    assert_eq!(sum.records[1].attempts, 1);
+    assert_eq!(
+        sum.records[1].error.as_deref(),
+        Some("TypeError: Failed to fetch")
+    );
+    assert_eq!(transport.0.get(), 3);
+    assert_eq!(s.server.request_count(), 0);
+}
