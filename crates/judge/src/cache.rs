@@ -182,6 +182,41 @@ impl CacheStore for NoCache {
     }
 }
 
+/// What every [`CacheStore`] must do, as a check any implementation can run on itself (the
+/// browser's IndexedDB store in a wasm test, the directory store natively): a missing key is
+/// `None`, a stored reply comes back equal, a second `put` replaces the first. Leaves two
+/// entries behind under keys no real request hashes to.
+pub async fn check_store(store: &dyn CacheStore) -> Result<(), String> {
+    let key = |n: &str| CacheKey(format!("ragscope-cache-check-{n}"));
+    let reply = |body: &str| CachedReply {
+        provider: "openai".into(),
+        model: "check".into(),
+        task: "check".into(),
+        template_version: "1".into(),
+        sample: 0,
+        received_ms: 1,
+        body: body.into(),
+    };
+    let err = |e: CacheError| e.to_string();
+    if store.get(key("missing")).await.map_err(err)?.is_some() {
+        return Err("a key never stored was found".into());
+    }
+    let first = reply("{\"text\": \"é ✓ first\"}");
+    store.put(key("a"), first.clone()).await.map_err(err)?;
+    let got = store.get(key("a")).await.map_err(err)?;
+    if got.as_ref() != Some(&first) {
+        return Err(format!("stored {first:?}, read back {got:?}"));
+    }
+    let second = reply("second");
+    store.put(key("a"), second.clone()).await.map_err(err)?;
+    store.put(key("b"), first.clone()).await.map_err(err)?;
+    let got = store.get(key("a")).await.map_err(err)?;
+    if got.as_ref() != Some(&second) {
+        return Err(format!("a second put did not replace the first: {got:?}"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +234,14 @@ mod tests {
             sample,
             reask: 0,
         }
+    }
+
+    #[test]
+    fn memory_and_no_cache_stores() {
+        futures::executor::block_on(async {
+            check_store(&MemoryCache::new()).await.unwrap();
+            assert!(check_store(&NoCache).await.is_err());
+        });
     }
 
     #[test]

@@ -145,6 +145,10 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 fn every_provider_grades_records_failures_and_resumes(kind: ProviderKind) {
     let dir = tempfile::tempdir().unwrap();
+    block_on(ragscope_judge::cache::check_store(
+        &DirCache::open(dir.path().join("check")).unwrap(),
+    ))
+    .unwrap();
     let cache = Rc::new(DirCache::open(dir.path().join("cache")).unwrap());
     let s = setup(kind, cache);
     let j = job(&CASES, 1);
