@@ -15,7 +15,7 @@
 //! |---------------|----------------------------------------------------------------------------|
 //! | `grade=N`     | `##final score: N` (the default reply is grade 1)                           |
 //! | `seq=a\|b\|c` | the k-th request with this exact body gets the k-th entry: a digit → grade, `x` → unparseable text |
-//! | `429=N`       | the first N requests: 429 with `retry-after: 1` (and `retry-after-ms: 1500` when `ms`) |
+//! | `429=N`       | the first N requests: 429 with `retry-after: 1` (and `retry-after-ms: 1500` when `ms`, no header when `noheader`; Gemini's body says `retryDelay: 2s`) |
 //! | `529=N` `503=N` `500=N` | the first N requests: that status with the format's error body   |
 //! | `400` `401` `404` | always that status                                                    |
 //! | `quota`       | always 429 `insufficient_quota` (OpenAI's error body)                       |
@@ -494,6 +494,11 @@ pub fn error_body(format: WireFormat, status: u16, code: &str) -> String {
         WireFormat::Anthropic => {
             json!({"type": "error", "error": {"type": code, "message": message}})
         }
+        // Gemini says how long to wait in the body (RetryInfo), not in a header.
+        WireFormat::Gemini if status == 429 => json!({"error": {
+            "code": status, "message": message, "status": code,
+            "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "2s"}]
+        }}),
         WireFormat::Gemini => {
             json!({"error": {"code": status, "message": message, "status": code}})
         }
@@ -643,7 +648,9 @@ pub fn markers() -> Script {
         }
         if count("429").is_some_and(|n| r.nth <= n) {
             let mut h = vec![("retry-after".to_string(), "1".to_string())];
-            if get("ms").is_some() {
+            if get("noheader").is_some() {
+                h.clear();
+            } else if get("ms").is_some() {
                 h.push(("retry-after-ms".into(), "1500".into()));
             }
             return err(429, code_for(429), h);

@@ -541,7 +541,8 @@ impl Ctx<'_> {
                 Ok(resp) => {
                     let err = env.provider.parse_error(resp.status, &resp.body);
                     let retry = is_retryable_status(resp.status, err.code.as_deref());
-                    let server = server_delay(&resp.headers, env.runtime.now_ms());
+                    let server =
+                        server_delay(&resp.headers, env.runtime.now_ms()).or(err.retry_delay);
                     if !retry || attempts >= self.opts.retry.max_attempts {
                         let mut out = SampleOut::failed(self.scrub(err.to_string()), attempts);
                         out.raw = Some(self.scrub(body_excerpt(&resp.body)));

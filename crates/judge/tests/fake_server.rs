@@ -504,6 +504,13 @@ fn server_delay_headers_and_preflight() {
     assert!(sum.all_ok());
     assert_eq!(*s.clock.sleeps.borrow(), vec![Duration::from_millis(1500)]);
 
+    // Gemini's RetryInfo in the body when there is no header.
+    let g = setup(ProviderKind::Gemini, Rc::new(MemoryCache::new()));
+    let j = job(&[("d", "FAKE{429=1,noheader,grade=2}")], 1);
+    let (sum, _) = run(&g, &j, &opts(1), &Control::new());
+    assert!(sum.all_ok());
+    assert_eq!(*g.clock.sleeps.borrow(), vec![Duration::from_secs(2)]);
+
     // CORS preflight, as a browser sends it.
     use std::io::{Read, Write};
     let mut c = std::net::TcpStream::connect(("127.0.0.1", s.server.port())).unwrap();

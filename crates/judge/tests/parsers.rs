@@ -344,6 +344,13 @@ fn replies_and_usage() {
         r###"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"###,
     );
     assert_eq!(e.to_string(), "HTTP 529 overloaded_error: Overloaded");
+    let e = gemini::parse_error(
+        429,
+        r###"{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED",
+            "details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}"###,
+    );
+    assert_eq!(e.code.as_deref(), Some("RESOURCE_EXHAUSTED"));
+    assert_eq!(e.retry_delay, Some(std::time::Duration::from_secs(37)));
     let e = gemini::parse_error(503, "<html>down</html>");
     assert_eq!(e.message, "<html>down</html>");
 }

@@ -108,6 +108,7 @@ pub fn parse_error(status: u16, body: &str) -> ApiError {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| body_excerpt(body)),
+        retry_delay: None,
     }
 }
 

@@ -8,6 +8,7 @@ use super::{
     ProviderConfig, Reply, ReplyError, Role, Usage,
 };
 use serde_json::{json, Map, Value};
+use std::time::Duration;
 
 /// Finish reasons that mean the answer was withheld.
 const BLOCKED: [&str; 6] = [
@@ -154,7 +155,26 @@ pub fn parse_error(status: u16, body: &str) -> ApiError {
             .and_then(Value::as_str)
             .map(str::to_string)
             .unwrap_or_else(|| body_excerpt(body)),
+        retry_delay: e.and_then(retry_info),
     }
+}
+
+/// `details[{"@type": "...google.rpc.RetryInfo", "retryDelay": "37s"}]` of a 429: Gemini says
+/// how long to wait in the body, not in a `retry-after` header.
+fn retry_info(error: &Value) -> Option<Duration> {
+    let d = error
+        .get("details")?
+        .as_array()?
+        .iter()
+        .find(|d| {
+            d.get("@type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("google.rpc.RetryInfo"))
+        })?
+        .get("retryDelay")?
+        .as_str()?;
+    let secs: f64 = d.strip_suffix('s')?.parse().ok()?;
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs))
 }
 
 impl Provider for Gemini {

@@ -342,6 +342,9 @@ pub struct ApiError {
     /// `RESOURCE_EXHAUSTED`, ...).
     pub code: Option<String>,
     pub message: String,
+    /// A wait the body asks for (Gemini's `RetryInfo.retryDelay`); headers are read by the
+    /// runner.
+    pub retry_delay: Option<Duration>,
 }
 
 impl fmt::Display for ApiError {
