@@ -34,6 +34,12 @@ enum Command {
     UdcgTrain(commands::correlate::TrainArgs),
     /// Passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG, computed with a local GGUF model.
     Utility(commands::utility::Args),
+    /// Nugget scores (TREC 2024 RAG AutoNuggetizer) of nuggetizer assignment files
+    Nuggets(commands::nuggets::Args),
+    /// Citation precision, recall, F1 and no-answer rate from Open RAG Eval results CSVs
+    Citations(commands::citations::Args),
+    /// P@k, AP@k and MRR against UMBRELA-graded qrels (relevant: grade >= 2)
+    Graded(commands::graded::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,5 +51,8 @@ fn main() -> ExitCode {
         Command::Correlate(args) => commands::correlate::run(args),
         Command::UdcgTrain(args) => commands::correlate::train(args),
         Command::Utility(args) => commands::utility::run(args),
+        Command::Nuggets(args) => commands::nuggets::run(args),
+        Command::Citations(args) => commands::citations::run(args),
+        Command::Graded(args) => commands::graded::run(args),
     }
 }

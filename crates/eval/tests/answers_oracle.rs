@@ -106,3 +106,73 @@ proptest! {
         }
     }
 }
+
+/// open-rag-eval's CitationMetric.compute and AutoNuggetMetric._evaluate_answer, run by the
+/// generator on stub judgments, written as a results CSV (TRECEvaluator.to_csv's columns).
+#[test]
+fn open_rag_eval_results_csv_citations_and_nuggets() {
+    use ragscope_eval::answers::citations::{self, PartJudgments};
+    use ragscope_eval::answers::open_rag_eval;
+    let expected: Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join("expected.json")).unwrap()).unwrap();
+    let file = std::fs::File::open(fixtures().join("ore_results.csv")).unwrap();
+    let scored = open_rag_eval::read_results("ore_results.csv", file).unwrap();
+    let want = expected["ore_results"].as_array().unwrap();
+    assert_eq!(scored.len(), want.len());
+    let mut nuggets_checked = 0;
+    for (s, w) in scored.iter().zip(want) {
+        assert_eq!(s.query_id, w["query_id"].as_str().unwrap());
+        assert_eq!(u64::from(s.run), w["run"].as_u64().unwrap());
+        let bits = |v: f64| v.to_bits();
+        // From the raw judgments (the kernel) and from the stored averages: both equal the
+        // package's weighted_precision / weighted_recall / f1.
+        let parts: Vec<PartJudgments> = w["judgments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| PartJudgments {
+                citations: p
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| {
+                        let score = c[1].as_str().and_then(citations::support_score);
+                        (c[0].as_str().unwrap().to_string(), score)
+                    })
+                    .collect(),
+            })
+            .collect();
+        let (c, p) = s.citation_averages.as_ref().unwrap();
+        for got in [
+            citations::score_answer(&parts),
+            citations::from_averages(c, p),
+        ] {
+            assert_eq!(
+                bits(got.precision),
+                bits(w["precision"].as_f64().unwrap()),
+                "{w}"
+            );
+            assert_eq!(bits(got.recall), bits(w["recall"].as_f64().unwrap()), "{w}");
+            assert_eq!(bits(got.f1), bits(w["f1"].as_f64().unwrap()), "{w}");
+        }
+        assert_eq!(s.answered, Some(w["answered"] == "yes"));
+        if let Some(ns) = w["nuggetizer_scores"].as_object() {
+            let a = s.assigned().unwrap();
+            let got = nugget_scores::score_answer(&a, Compat::OpenRagEval).scores;
+            for (k, v) in [
+                ("All", got.a),
+                ("All Strict", got.a_strict),
+                ("Vital", got.v),
+                ("Vital Strict", got.v_strict),
+                ("Weighted", got.w),
+                ("Weighted Strict", got.w_strict),
+            ] {
+                assert_eq!(bits(v), bits(ns[k].as_f64().unwrap()), "{k} {w}");
+            }
+            nuggets_checked += 1;
+        } else {
+            assert!(s.assigned().is_none());
+        }
+    }
+    assert!(nuggets_checked > 4);
+}

@@ -25,6 +25,7 @@ scoring code. The scoring modules are loaded by file path, with the packages' __
 import argparse
 import importlib.util
 import json
+import logging
 import os
 import random
 import statistics
@@ -60,7 +61,11 @@ def empty_package(name, path):
     sys.modules[name] = module
 
 
+citation = None
+
+
 def load_scorers(site):
+    global citation
     metrics = load("nuggetizer_metrics", os.path.join(site, "nuggetizer", "core", "metrics.py"))
     ore = os.path.join(site, "open_rag_eval")
     empty_package("open_rag_eval", ore)
@@ -73,7 +78,8 @@ def load_scorers(site):
     load("open_rag_eval.data_classes.rag_results", os.path.join(ore, "data_classes", "rag_results.py"))
     load("open_rag_eval.metrics.base_metrics", os.path.join(ore, "metrics", "base_metrics.py"))
     auto = load("open_rag_eval.metrics.autonugget_metric", os.path.join(ore, "metrics", "autonugget_metric.py"))
-    return metrics, auto
+    citation = load("open_rag_eval.metrics.citation_metric", os.path.join(ore, "metrics", "citation_metric.py"))
+    return metrics, auto, citation
 
 
 class LabelStub:
@@ -85,6 +91,74 @@ class LabelStub:
     def parse(self, prompt, response_format=None, model_kwargs=None):
         batch = self.batches.pop(0)
         return {"response": types.SimpleNamespace(importance=batch, refusal=None), "metadata": {}}
+
+
+class SupportStub:
+    """Answers CitationMetric's prompts with pseudo-random support labels."""
+
+    def __init__(self, rng):
+        self.rng = rng
+        self.log = []
+
+    def parse(self, prompt, response_format=None, model_kwargs=None):
+        label = self.rng.choice(["full_support", "partial_support", "no_support"])
+        self.log.append(label)
+        support = citation.CitationSupportValues(label)
+        return {"response": types.SimpleNamespace(support=support, refusal=None), "metadata": {}}
+
+
+def results_csv(rng, auto, rag_results, path):
+    """An Open RAG Eval results CSV (TRECEvaluator.to_csv's columns, json.dumps'd cells) whose
+    citation scores come from CitationMetric.compute and nugget scores from _evaluate_answer."""
+    import csv
+    expected = []
+    rows = []
+    for q in range(6):
+        qid = f"query_{q + 1}"
+        row = {"query_id": qid, "query": f"question {q + 1}?"}
+        for run in (1, 2):
+            prefix = f"run_{run}_"
+            passages = {f"[{i}]": words(rng, 3, 8) for i in range(1, 5)}
+            parts = []
+            for p in range(rng.randint(1, 4)):
+                cites = sorted(rng.sample(range(1, 7), rng.randint(0, 3)))  # [5], [6] are missing
+                parts.append(rag_results.GeneratedAnswerPart(text=words(rng, 2, 9), citations=[f"[{c}]" for c in cites]))
+            result = rag_results.RAGResult(
+                retrieval_result=rag_results.RetrievalResult(query=row["query"], retrieved_passages=passages),
+                generation_result=rag_results.AugmentedGenerationResult(query=row["query"], generated_answer=parts))
+            stub = SupportStub(rng)
+            scores = citation.CitationMetric(stub).compute(result)
+            # The raw judgments in call order (citations of missing passages are never judged).
+            labels_iter = iter(stub.log)
+            judgments = [[[c, next(labels_iter) if c in passages else None] for c in p.citations]
+                         for p in parts]
+            scores.pop("token_usage")
+            nuggets = [f"{qid} run {run} nugget {i}" for i in range(rng.randint(0, 24))]
+            labels = [rng.choice(["vital", "okay"]) for _ in nuggets]
+            metric = auto.AutoNuggetMetric(model=LabelStub(labels))
+            (kept, kept_labels), _ = metric._score_and_sort_nuggets(row["query"], nuggets)
+            assignments = [rng.choice(["support", "partial_support", "not_support"]) for _ in kept]
+            nugget_scores = metric._evaluate_answer(kept, kept_labels, assignments) if kept else None
+            answered = rng.choice(["yes", "yes", "no"])
+            row[prefix + "retrieved_passages"] = json.dumps(passages)
+            row[prefix + "generated_answer"] = json.dumps([{"text": p.text, "citations": p.citations} for p in parts])
+            row[prefix + "retrieval_score_umbrela_scores"] = json.dumps({k: rng.randint(0, 3) for k in passages})
+            row[prefix + "generation_score_autonugget_scores"] = json.dumps(
+                {"nuggetizer_scores": nugget_scores, "nuggets": kept, "labels": kept_labels,
+                 "assignments": assignments} if kept else {})
+            row[prefix + "generation_score_citation_scores"] = json.dumps(scores)
+            row[prefix + "generation_score_citation_f1_score"] = json.dumps(scores["f1"])
+            row[prefix + "generation_score_no_answer_score"] = json.dumps({"query_answered": answered})
+            expected.append({"query_id": qid, "run": run, "precision": scores["weighted_precision"],
+                             "recall": scores["weighted_recall"], "f1": scores["f1"],
+                             "answered": answered, "nuggetizer_scores": nugget_scores,
+                             "judgments": judgments})
+        rows.append(row)
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+    return expected
 
 
 def words(rng, lo, hi):
@@ -183,8 +257,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    logging.disable(logging.CRITICAL)  # CitationMetric logs every citation of a missing passage
     site = ensure_packages()
-    metrics, auto = load_scorers(site)
+    metrics, auto, citation = load_scorers(site)
     os.makedirs(args.out, exist_ok=True)
     rng = random.Random(20241122)
     runs = [("run-alpha", True), ("run-beta", False), ("run-gamma", True)]
@@ -211,6 +286,8 @@ def main():
             if mode == "nuggetizer":
                 entry["nuggetizer_all"] = glob
             expected["modes"][mode].append(entry)
+    rag_results = sys.modules["open_rag_eval.data_classes.rag_results"]
+    expected["ore_results"] = results_csv(rng, auto, rag_results, os.path.join(args.out, "ore_results.csv"))
     with open(os.path.join(args.out, "expected.json"), "w") as f:
         json.dump(expected, f, indent=1)
         f.write("\n")

@@ -159,6 +159,18 @@ pub fn decode<T: DeserializeOwned>(file: &str, raw: &RawValue<'_>) -> Result<T, 
     let value = T::deserialize(serde_path_to_error::Deserializer::new(&mut de, &mut track))
         .and_then(|v| de.end().map(|()| v));
     value.map_err(|e| {
+        if e.is_eof() {
+            return InputError::new(
+                file,
+                raw.line,
+                raw.column,
+                "",
+                format!(
+                    "the JSON record starting here ends early (unclosed brackets or string): '{}'",
+                    excerpt(text.trim_end())
+                ),
+            );
+        }
         let (line, column) = if e.line() == 0 {
             (raw.line, raw.column)
         } else if e.line() == 1 {
@@ -172,7 +184,11 @@ pub fn decode<T: DeserializeOwned>(file: &str, raw: &RawValue<'_>) -> Result<T, 
             None => message,
         };
         let path = track.path().to_string();
-        let path = if path == "." { String::new() } else { path };
+        let path = if path == "." || path == "?" {
+            String::new()
+        } else {
+            path
+        };
         let at = text_at(text, e.line(), e.column());
         InputError::new(
             file,
