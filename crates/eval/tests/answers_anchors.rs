@@ -342,3 +342,17 @@ fn citation_kernel_follows_open_rag_eval() {
     assert_eq!(s.recall, 0.25);
     assert_eq!(s.f1, 2.0 * 0.5 * 0.25 / 0.75);
 }
+
+#[test]
+fn a_bom_split_over_chunks_is_skipped() {
+    let mut bytes = vec![0xEF, 0xBB, 0xBF];
+    bytes.extend_from_slice(&read("nuggetizer/assignments.jsonl"));
+    let whole = nuggetizer::parse_assignments("x", &bytes).unwrap();
+    let mut p = nuggetizer::AssignmentsParser::new("x");
+    for b in bytes.chunks(1) {
+        p.feed(b).unwrap();
+    }
+    assert_eq!(p.finish().unwrap(), whole);
+    // A lone partial BOM is junk with a position, not a panic.
+    assert!(nuggetizer::parse_assignments("x", &[0xEF, 0xBB]).is_err());
+}

@@ -30,6 +30,7 @@ pub struct ValueSplitter {
     start_line: usize,
     start_column: usize,
     at_start: bool,
+    bom_seen: usize,
 }
 
 impl ValueSplitter {
@@ -44,16 +45,38 @@ impl ValueSplitter {
     /// Calls `on_value` for every value completed by `chunk`, stopping at its first error.
     pub fn feed<E>(
         &mut self,
-        mut chunk: &[u8],
+        chunk: &[u8],
         mut on_value: impl FnMut(RawValue<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        if self.at_start && !chunk.is_empty() {
-            // A UTF-8 byte order mark may start the file (Windows editors write one).
-            if chunk.starts_with(&[0xEF, 0xBB, 0xBF]) {
-                chunk = &chunk[3..];
+        const BOM: [u8; 3] = [0xEF, 0xBB, 0xBF];
+        let mut chunk = chunk;
+        // A UTF-8 byte order mark may start the file (Windows editors write one); it may also
+        // arrive split over chunks.
+        while self.at_start {
+            let Some(&b) = chunk.first() else {
+                return Ok(());
+            };
+            if b == BOM[self.bom_seen] {
+                self.bom_seen += 1;
+                chunk = &chunk[1..];
+                if self.bom_seen == BOM.len() {
+                    self.at_start = false;
+                }
+            } else {
+                self.at_start = false;
+                let partial = self.bom_seen;
+                self.bom_seen = 0;
+                self.bytes(&BOM[..partial], &mut on_value)?;
             }
-            self.at_start = false;
         }
+        self.bytes(chunk, &mut on_value)
+    }
+
+    fn bytes<E>(
+        &mut self,
+        chunk: &[u8],
+        on_value: &mut impl FnMut(RawValue<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
         for &b in chunk {
             let (line, column) = (self.line, self.column + 1);
             if b == b'\n' {
@@ -77,7 +100,7 @@ impl ValueSplitter {
             }
             if self.bare {
                 if b == b'\n' {
-                    self.emit(&mut on_value)?;
+                    self.emit(on_value)?;
                 } else {
                     self.buf.push(b);
                 }
@@ -100,7 +123,7 @@ impl ValueSplitter {
                 b'}' | b']' => {
                     self.depth -= 1;
                     if self.depth == 0 {
-                        self.emit(&mut on_value)?;
+                        self.emit(on_value)?;
                     }
                 }
                 _ => {}
@@ -114,6 +137,12 @@ impl ValueSplitter {
         &mut self,
         mut on_value: impl FnMut(RawValue<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        if self.at_start && self.bom_seen > 0 {
+            // A file that is only the start of a BOM: hand the bytes over as text.
+            self.at_start = false;
+            let partial = std::mem::take(&mut self.bom_seen);
+            self.bytes(&[0xEF, 0xBB, 0xBF][..partial], &mut on_value)?;
+        }
         if self.buf.is_empty() {
             return Ok(());
         }
