@@ -85,7 +85,9 @@ impl AnswerFiles {
                 (Content::Assigned(runs), summary)
             }
         };
-        self.files.push((id, name.to_string(), content));
+        // In the order files were added (ids), as the UI lists them, whatever finished first.
+        let at = self.files.partition_point(|(f, _, _)| *f < id);
+        self.files.insert(at, (id, name.to_string(), content));
         Ok(summary)
     }
 
