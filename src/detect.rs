@@ -1,6 +1,8 @@
 //! Telling file formats apart by their content (names lie: `run.txt`, `qrels`, `data.json`).
 
+use crate::answers_protocol::AnswerFile;
 use crate::protocol::FileKind;
+use ragscope_eval::answers::open_rag_eval;
 
 /// Bytes looked at before deciding; a slice of a big file is always at least this long.
 pub const DETECT_BYTES: usize = 64 * 1024;
@@ -35,14 +37,20 @@ fn detect_json_array(text: &str) -> Detected {
 
 /// JSON Lines: recognised by the keys of the first record.
 fn detect_json_lines(text: &str) -> Detected {
-    let first = text.lines().next().unwrap_or("");
+    let mut first = text.lines().next().unwrap_or("");
+    if first.trim() == "{" {
+        // One pretty-printed record (the TREC 2024 RAG README example): look at all of it.
+        first = text;
+    }
     let has = |key: &str| first.contains(&format!("\"{key}\""));
     if has("contexts") {
         Detected::Known(FileKind::ContextSets)
+    } else if has("nuggets") && has("assignment") {
+        Detected::Known(FileKind::Answers(AnswerFile::Assignments))
     } else if has("nuggets") {
-        Detected::Unsupported("a nugget file (nuggetizer)")
+        Detected::Known(FileKind::Answers(AnswerFile::Nuggets))
     } else if has("answer") && (has("topic_id") || has("run_id") || has("references")) {
-        Detected::Unsupported("TREC RAG answers (JSON Lines)")
+        Detected::Known(FileKind::Answers(AnswerFile::RagAnswers))
     } else if has("candidates") && has("query") {
         Detected::Unsupported("a TREC RAG retrieval pool (JSON Lines)")
     } else {
@@ -59,6 +67,12 @@ fn detect_columns(text: &str) -> Detected {
     let Some(first) = lines.next() else {
         return Detected::Unknown;
     };
+    if open_rag_eval::is_results_header(first) {
+        return Detected::Known(FileKind::Answers(AnswerFile::OpenRagEvalResults));
+    }
+    if open_rag_eval::is_answers_header(first) {
+        return Detected::Known(FileKind::Answers(AnswerFile::OpenRagEvalAnswers));
+    }
     let header: Vec<&str> = first.split(',').map(str::trim).collect();
     if header.len() >= 2 && header[0].ends_with("id") {
         let ragelo = [["qid", "query"], ["qid", "did"], ["qid", "agent"]];
@@ -121,10 +135,31 @@ mod tests {
         for (path, want) in cases {
             assert_eq!(detect_kind(&shared(path)), want, "{path}");
         }
+        let answers = [
+            ("nuggetizer/nuggets.jsonl", AnswerFile::Nuggets),
+            ("nuggetizer/demo-run.jsonl", AnswerFile::RagAnswers),
+            ("nuggetizer/assignments.jsonl", AnswerFile::Assignments),
+            (
+                "nuggetizer/readme_trec2024_rag_answer_example.json",
+                AnswerFile::RagAnswers,
+            ),
+            (
+                "open-rag-eval/test_csv_connector.csv",
+                AnswerFile::OpenRagEvalAnswers,
+            ),
+            (
+                "open-rag-eval/csv_results.csv",
+                AnswerFile::OpenRagEvalAnswers,
+            ),
+        ];
+        for (path, want) in answers {
+            assert_eq!(
+                detect_kind(&shared(path)),
+                Known(FileKind::Answers(want)),
+                "{path}"
+            );
+        }
         for path in [
-            "nuggetizer/nuggets.jsonl",
-            "nuggetizer/demo-run.jsonl",
-            "nuggetizer/assignments.jsonl",
             "nuggetizer/pool.jsonl",
             "ragelo/tests_data/answers.csv",
             "ragelo/tests_data/documents.csv",

@@ -19,6 +19,8 @@ use ragscope_eval::{EvalOptions, Measure, Results};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+mod answers;
+
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;
 /// Rows of a ranked list sent to the UI for the topic drill-down.
@@ -51,6 +53,7 @@ pub struct Workspace {
     utility_model: String,
     udcg_json: Vec<(FileId, String, UdcgDataset)>,
     contexts: Option<(FileId, String, Vec<ContextSet>)>,
+    answers: answers::AnswerFiles,
     loading: HashMap<FileId, Loading>,
 }
 
@@ -122,6 +125,7 @@ impl Workspace {
         }
         self.runs.retain(|(r, _, _)| *r != id);
         self.udcg_json.retain(|(r, _, _)| *r != id);
+        self.answers.remove(id);
     }
 
     /// Parses the next slice of a file; an error drops the file (and only it).
@@ -262,6 +266,10 @@ impl Workspace {
                 self.contexts = Some((id, name.to_string(), sets));
                 Ok((FileKind::ContextSets, summary))
             }
+            Loader::Text(FileKind::Answers(kind), bytes) => self
+                .answers
+                .keep(id, name, kind, &bytes)
+                .map(|summary| (FileKind::Answers(kind), summary)),
             Loader::Text(kind, _) => Err(format!(
                 "{name}: internal: {} is not read as text",
                 kind.label()
@@ -449,6 +457,7 @@ impl Evaluation {
             udcg,
             study,
             notes,
+            answers: ws.answers.report(self.req.baseline, self.req.test),
         }
     }
 }
@@ -653,7 +662,7 @@ fn start_loader(name: &str, head: Vec<u8>) -> Result<Loader, String> {
         Detected::Unknown => {
             return Err(format!(
                 "{name}: not a format the app knows (TREC run, qrels, utilities TSV, UDCG JSON, \
-                 context-set JSONL)"
+                 context-set JSONL, nuggetizer JSONL, TREC RAG answers, Open RAG Eval CSV)"
             ))
         }
     };

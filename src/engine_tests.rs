@@ -135,11 +135,11 @@ fn a_bad_slice_names_file_line_and_text_and_keeps_the_rest() {
     let Response::LoadFailed { error, .. } = load(
         &mut ws,
         3,
-        "nuggets.jsonl",
-        &shared("nuggetizer/nuggets.jsonl"),
+        "pool.jsonl",
+        &shared("nuggetizer/pool.jsonl"),
         100,
     ) else {
-        panic!("accepted nuggets")
+        panic!("accepted a retrieval pool")
     };
     assert!(error.contains("not support yet"), "{error}");
 }

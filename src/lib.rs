@@ -2,6 +2,7 @@
 //! data and runs every evaluation (crates/eval), so heavy work never blocks the page.
 
 pub mod agent;
+pub mod answers_protocol;
 #[cfg(target_arch = "wasm32")]
 pub mod blob_source;
 pub mod charts;

@@ -114,6 +114,8 @@ pub enum FileKind {
     UdcgJson,
     /// Context sets of the correlation study (JSON Lines).
     ContextSets,
+    /// Answers, nuggets and their judgments (nuggetizer, TREC RAG, Open RAG Eval).
+    Answers(crate::answers_protocol::AnswerFile),
 }
 
 impl FileKind {
@@ -124,6 +126,7 @@ impl FileKind {
             FileKind::Utilities => "utilities",
             FileKind::UdcgJson => "udcg-json",
             FileKind::ContextSets => "contexts",
+            FileKind::Answers(a) => a.label(),
         }
     }
 }
@@ -146,6 +149,9 @@ pub struct Report {
     pub study: Option<StudyTable>,
     /// Why a RAG view is empty (e.g. "load a utilities file"), shown instead of a blank chart.
     pub notes: Vec<String>,
+    /// Nugget scores of loaded answer files (the Answers view).
+    #[serde(default)]
+    pub answers: Option<crate::answers_protocol::AnswersReport>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

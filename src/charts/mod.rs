@@ -2,6 +2,7 @@
 //! The SVG components in `ui::components::charts` only place what these compute.
 
 pub mod distribution;
+pub mod pareto;
 pub mod scale;
 
 pub use distribution::{density, BoxStats};

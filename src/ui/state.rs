@@ -39,15 +39,17 @@ pub enum Tab {
     Distribution,
     Topic,
     Rag,
+    Answers,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Scores,
         Tab::PerQuery,
         Tab::Distribution,
         Tab::Topic,
         Tab::Rag,
+        Tab::Answers,
     ];
 
     pub fn label(self) -> &'static str {
@@ -57,6 +59,7 @@ impl Tab {
             Tab::Distribution => "Distribution",
             Tab::Topic => "Topic drill-down",
             Tab::Rag => "RAG",
+            Tab::Answers => "Answers",
         }
     }
 
@@ -67,6 +70,7 @@ impl Tab {
             Tab::Distribution => "distribution",
             Tab::Topic => "topic",
             Tab::Rag => "rag",
+            Tab::Answers => "answers",
         }
     }
 }

@@ -216,6 +216,11 @@ pub fn oracle() -> Result {
             "crates/eval/tests/fixtures/rag",
         ),
         ("tests/oracle", "generate.py", "crates/infer/tests/fixtures"),
+        (
+            "tests/oracle/answers",
+            "generate.py",
+            "crates/eval/tests/fixtures/answers",
+        ),
     ];
     for (folder, script, out) in oracles {
         let dir = root().join(folder);

@@ -37,6 +37,12 @@ enum Command {
     /// LLM judges over HTTP (Anthropic, Gemini, OpenAI, OpenAI-compatible servers): UMBRELA
     /// relevance grades as TREC qrels, with retries, a cache that resumes, and a budget.
     Judge(commands::judge::Args),
+    /// Nugget scores (TREC 2024 RAG AutoNuggetizer) of nuggetizer assignment files
+    Nuggets(commands::nuggets::Args),
+    /// Citation precision, recall, F1 and no-answer rate from Open RAG Eval results CSVs
+    Citations(commands::citations::Args),
+    /// P@k, AP@k and MRR against UMBRELA-graded qrels (relevant: grade >= 2)
+    Graded(commands::graded::Args),
 }
 
 fn main() -> ExitCode {
@@ -49,5 +55,8 @@ fn main() -> ExitCode {
         Command::UdcgTrain(args) => commands::correlate::train(args),
         Command::Utility(args) => commands::utility::run(args),
         Command::Judge(args) => commands::judge::run(args),
+        Command::Nuggets(args) => commands::nuggets::run(args),
+        Command::Citations(args) => commands::citations::run(args),
+        Command::Graded(args) => commands::graded::run(args),
     }
 }

@@ -387,6 +387,7 @@ fn main_view() -> Html {
             <TopicDrill report={r.clone()} view={state.topic.clone()} on_request={on_topic} />
         },
         (Some(r), Tab::Rag) => html! { <RagView report={r.clone()} /> },
+        (Some(r), Tab::Answers) => html! { <super::answers::AnswersView report={r.clone()} /> },
     };
 
     html! {

@@ -1,3 +1,4 @@
+pub mod answers;
 pub mod app;
 pub mod charts;
 pub mod controls;

@@ -1,10 +1,13 @@
 //! One file per subcommand, each exposing `Args` (clap) and `run`.
 
+pub mod citations;
 pub mod common;
 pub mod compare;
 pub mod correlate;
 pub mod eval;
 pub mod judge;
+pub mod graded;
+pub mod nuggets;
 pub mod trec_eval;
 pub mod udcg;
 pub mod utility;

@@ -14,6 +14,8 @@ pub enum ParseErrorKind {
     DuplicateDocno { qid: String, first_line: u64 },
     /// The file holds no judgments or no results at all.
     Empty,
+    /// A graded qrels file (UMBRELA) holds a grade outside `0..=max`.
+    BadGrade { max: i32 },
 }
 
 /// A parse error that points at the offending bytes: file, 1-based line and column, text.
@@ -38,5 +40,8 @@ fn describe(kind: &ParseErrorKind, text: &str) -> String {
             format!("duplicate docno '{text}' for topic '{qid}' (first seen on line {first_line})")
         }
         ParseErrorKind::Empty => "file is empty (no judgments or results)".to_string(),
+        ParseErrorKind::BadGrade { max } => {
+            format!("grade '{text}' is not an integer from 0 to {max}")
+        }
     }
 }

@@ -6,7 +6,7 @@
 
 mod error;
 mod hash;
-mod lines;
+pub(crate) mod lines;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod parallel;
 mod prefs;
