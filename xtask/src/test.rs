@@ -162,6 +162,11 @@ pub fn oracle() -> Result {
             "crates/eval/tests/fixtures/rag",
         ),
         ("tests/oracle", "generate.py", "crates/infer/tests/fixtures"),
+        (
+            "tests/oracle/tournament",
+            "generate.py",
+            "crates/eval/tests/fixtures/tournament",
+        ),
     ];
     for (folder, script, out) in oracles {
         let dir = root().join(folder);

@@ -3,6 +3,7 @@
 //! No web dependencies: this crate compiles for native targets and for wasm32, and is
 //! shared by the CLI, the web worker and the JS package.
 
+pub mod answers;
 mod evaluate;
 pub mod formats;
 pub mod measures;
