@@ -34,6 +34,10 @@ enum Command {
     UdcgTrain(commands::correlate::TrainArgs),
     /// Passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG, computed with a local GGUF model.
     Utility(commands::utility::Args),
+    /// Elo or Bradley–Terry ratings of RAG agents from RAGElo pairwise evaluations
+    Elo(commands::elo::Args),
+    /// Agreement between two judgments: kappa/alpha for two qrels, Kendall tau for run scores
+    Agreement(commands::agreement::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,5 +49,7 @@ fn main() -> ExitCode {
         Command::Correlate(args) => commands::correlate::run(args),
         Command::UdcgTrain(args) => commands::correlate::train(args),
         Command::Utility(args) => commands::utility::run(args),
+        Command::Elo(args) => commands::elo::run(args),
+        Command::Agreement(args) => commands::agreement::run(args),
     }
 }

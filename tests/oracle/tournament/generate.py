@@ -205,27 +205,33 @@ def bt_cases(rng):
     return cases
 
 
+def label_case(name, a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    labels = list(range(int(min(a.min(), b.min())), int(max(a.max(), b.max())) + 1))
+    data = np.array([a, b], dtype=float)
+    return {
+        "name": name,
+        "a": a.tolist(),
+        "b": b.tolist(),
+        "cohen": float(cohen_kappa_score(a, b)),
+        "linear": float(cohen_kappa_score(a, b, weights="linear", labels=labels)),
+        "quadratic": float(cohen_kappa_score(a, b, weights="quadratic", labels=labels)),
+        "alpha_nominal": float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")),
+        "alpha_ordinal": float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")),
+        "alpha_interval": float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval")),
+    }
+
+
 def agreement_cases(rng):
-    cases = []
+    # umbrela's ensemble test judges (shared/data/umbrela/ensemble_case_inputs.json), d0..d3.
+    cases = [label_case("umbrela_judges", [2, 1, 2, 3], [1, 1, 3, 3])]
     for index, (n, grades) in enumerate([(40, 4), (200, 4), (25, 2), (120, 3)]):
         a = rng.integers(0, grades, n)
         noise = rng.integers(-1, 2, n) * (rng.random(n) < 0.4)
         b = np.clip(a + noise, 0, grades - 1)
         if index == 3:
             b = np.where(b == 1, 2, b)  # a grade only one side uses
-        labels = list(range(int(min(a.min(), b.min())), int(max(a.max(), b.max())) + 1))
-        data = np.array([a, b], dtype=float)
-        cases.append({
-            "name": f"labels{index}",
-            "a": a.tolist(),
-            "b": b.tolist(),
-            "cohen": float(cohen_kappa_score(a, b)),
-            "linear": float(cohen_kappa_score(a, b, weights="linear", labels=labels)),
-            "quadratic": float(cohen_kappa_score(a, b, weights="quadratic", labels=labels)),
-            "alpha_nominal": float(krippendorff.alpha(reliability_data=data, level_of_measurement="nominal")),
-            "alpha_ordinal": float(krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal")),
-            "alpha_interval": float(krippendorff.alpha(reliability_data=data, level_of_measurement="interval")),
-        })
+        cases.append(label_case(f"labels{index}", a, b))
     return cases
 
 

@@ -1,8 +1,10 @@
 //! One file per subcommand, each exposing `Args` (clap) and `run`.
 
+pub mod agreement;
 pub mod common;
 pub mod compare;
 pub mod correlate;
+pub mod elo;
 pub mod eval;
 pub mod trec_eval;
 pub mod udcg;
