@@ -329,6 +329,7 @@ where
             }
         }
     }
+    let (mut counted_to, mut line_counted) = (0usize, 1u64);
     loop {
         if !read(&mut reader, &mut record)? {
             return Ok(());
@@ -341,7 +342,16 @@ where
         if record.len() == 1 && record.get(0).is_some_and(|f| f.trim().is_empty()) {
             continue;
         }
-        let line = position.line();
+        // The csv crate does not count skipped blank lines; count newlines up to the record.
+        // With CRLF the reported offset can sit before the previous line's '\n'.
+        let mut byte = (position.byte() as usize).min(body.len());
+        while byte < body.len() && matches!(body.as_bytes()[byte], b'\r' | b'\n') {
+            byte += 1;
+        }
+        line_counted +=
+            memchr::memchr_iter(b'\n', &body.as_bytes()[counted_to..byte]).count() as u64;
+        counted_to = byte;
+        let line = line_counted;
         if record.len() != header.len() {
             return Err(InputError::new(
                 file,
@@ -359,7 +369,7 @@ where
             file,
             text: body,
             record: std::mem::take(&mut record),
-            byte: position.byte(),
+            byte: byte as u64,
             line,
             required: &required,
             header: &header,
