@@ -2,6 +2,8 @@
 //!
 //! Plain Rust over crates/eval, with no browser types, so it is tested natively too.
 
+mod tournament;
+
 use crate::detect::{detect_kind, Detected, DETECT_BYTES};
 use crate::protocol::{
     EvalRequest, FileId, FileKind, MeasureInfo, RankedRow, Report, Request, Response, RunRow,
@@ -51,6 +53,7 @@ pub struct Workspace {
     utility_model: String,
     udcg_json: Vec<(FileId, String, UdcgDataset)>,
     contexts: Option<(FileId, String, Vec<ContextSet>)>,
+    tournament: tournament::TournamentFiles,
     loading: HashMap<FileId, Loading>,
 }
 
@@ -112,7 +115,7 @@ impl Workspace {
     fn remove(&mut self, id: FileId) {
         self.loading.remove(&id);
         if self.qrels.as_ref().is_some_and(|(q, _, _)| *q == id) {
-            self.qrels = None;
+            self.qrels = self.tournament.previous_qrels.take();
         }
         if self.utilities.as_ref().is_some_and(|(q, _, _)| *q == id) {
             self.utilities = None;
@@ -121,6 +124,7 @@ impl Workspace {
             self.contexts = None;
         }
         self.runs.retain(|(r, _, _)| *r != id);
+        self.tournament.remove(id);
         self.udcg_json.retain(|(r, _, _)| *r != id);
     }
 
@@ -210,7 +214,8 @@ impl Workspace {
                         .map(|t| t.num_judgments())
                         .sum::<usize>()
                 );
-                self.qrels = Some((id, name.to_string(), qrels));
+                // The replaced qrels stays as the second judgment of the Agreement view.
+                self.tournament.previous_qrels = self.qrels.replace((id, name.to_string(), qrels));
                 Ok((FileKind::Qrels, summary))
             }
             Loader::Run(p) => {
@@ -261,6 +266,9 @@ impl Workspace {
                 let summary = format!("{} questions, {n} contexts", sets.len());
                 self.contexts = Some((id, name.to_string(), sets));
                 Ok((FileKind::ContextSets, summary))
+            }
+            Loader::Text(FileKind::RageloGames | FileKind::RageloTable, bytes) => {
+                self.tournament.keep(id, name, &text(&bytes)?)
             }
             Loader::Text(kind, _) => Err(format!(
                 "{name}: internal: {} is not read as text",
@@ -449,6 +457,8 @@ impl Evaluation {
             udcg,
             study,
             notes,
+            tournaments: ws.tournament.tables(),
+            agreement: ws.tournament.agreement(ws.qrels.as_ref()),
         }
     }
 }

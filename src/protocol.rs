@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod tournament;
+
 /// Identifies a loaded file for the lifetime of the page.
 pub type FileId = u32;
 
@@ -114,6 +116,10 @@ pub enum FileKind {
     UdcgJson,
     /// Context sets of the correlation study (JSON Lines).
     ContextSets,
+    /// RAGElo pairwise evaluations (CSV) or answers_eval (JSON Lines): games between agents.
+    RageloGames,
+    /// RAGElo queries, documents or answers (CSV).
+    RageloTable,
 }
 
 impl FileKind {
@@ -124,6 +130,8 @@ impl FileKind {
             FileKind::Utilities => "utilities",
             FileKind::UdcgJson => "udcg-json",
             FileKind::ContextSets => "contexts",
+            FileKind::RageloGames => "ragelo-games",
+            FileKind::RageloTable => "ragelo",
         }
     }
 }
@@ -146,6 +154,12 @@ pub struct Report {
     pub study: Option<StudyTable>,
     /// Why a RAG view is empty (e.g. "load a utilities file"), shown instead of a blank chart.
     pub notes: Vec<String>,
+    /// Elo and Bradley–Terry leaderboards, one per games file.
+    #[serde(default)]
+    pub tournaments: Vec<tournament::TournamentTable>,
+    /// The two most recent qrels compared, when two were loaded.
+    #[serde(default)]
+    pub agreement: Option<tournament::AgreementTable>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
