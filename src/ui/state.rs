@@ -39,15 +39,19 @@ pub enum Tab {
     Distribution,
     Topic,
     Rag,
+    Tournament,
+    Agreement,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 7] = [
         Tab::Scores,
         Tab::PerQuery,
         Tab::Distribution,
         Tab::Topic,
         Tab::Rag,
+        Tab::Tournament,
+        Tab::Agreement,
     ];
 
     pub fn label(self) -> &'static str {
@@ -57,6 +61,8 @@ impl Tab {
             Tab::Distribution => "Distribution",
             Tab::Topic => "Topic drill-down",
             Tab::Rag => "RAG",
+            Tab::Tournament => "Tournament",
+            Tab::Agreement => "Agreement",
         }
     }
 
@@ -67,6 +73,8 @@ impl Tab {
             Tab::Distribution => "distribution",
             Tab::Topic => "topic",
             Tab::Rag => "rag",
+            Tab::Tournament => "tournament",
+            Tab::Agreement => "agreement",
         }
     }
 }

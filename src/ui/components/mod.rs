@@ -1,3 +1,4 @@
+pub mod agreement;
 pub mod app;
 pub mod charts;
 pub mod controls;
@@ -11,3 +12,4 @@ pub mod rag;
 pub mod results_table;
 pub mod tabs;
 pub mod topic;
+pub mod tournament;
