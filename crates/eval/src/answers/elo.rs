@@ -158,9 +158,25 @@ pub fn elo(games: &Games, params: &EloParams) -> Vec<Rating> {
         .collect()
 }
 
-/// Indexes of `ratings` from best to worst; equal ratings keep first-appearance order.
-pub fn ranking(ratings: &[Rating]) -> Vec<usize> {
+/// Agent indexes from best to worst rating; equal ratings keep the order in which agents first
+/// play in the base schedule (ragelo's dict order without shuffling; file order otherwise).
+pub fn ranking(games: &Games, ratings: &[Rating], compat: EloCompat) -> Vec<usize> {
+    let mut first = vec![usize::MAX; games.agents.len()];
+    let mut next = 0;
+    for g in schedule(games, compat) {
+        for a in [g.a, g.b] {
+            if first[a] == usize::MAX {
+                first[a] = next;
+                next += 1;
+            }
+        }
+    }
     let mut order: Vec<usize> = (0..ratings.len()).collect();
-    order.sort_by(|&x, &y| ratings[y].rating.total_cmp(&ratings[x].rating));
+    order.sort_by(|&x, &y| {
+        ratings[y]
+            .rating
+            .total_cmp(&ratings[x].rating)
+            .then(first[x].cmp(&first[y]))
+    });
     order
 }

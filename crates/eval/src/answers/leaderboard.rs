@@ -2,7 +2,7 @@
 //! / tie counts, the win-rate matrix, games per pair and the position-flip rate.
 
 use super::bradley_terry::{bradley_terry, BtRating};
-use super::elo::{elo, EloParams, Rating};
+use super::elo::{elo, ranking, EloParams, Rating};
 use super::games::{pair_counts, position_flips, win_rate_matrix, Games, PositionFlips, Verdict};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -19,7 +19,7 @@ pub struct AgentRow {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Leaderboard {
-    /// Agents sorted by Elo rating, best first (ties keep first-appearance order).
+    /// Agents sorted by Elo rating, best first (ties: see [`ranking`]).
     pub rows: Vec<AgentRow>,
     pub bt_error: Option<String>,
     pub bt_resamples: usize,
@@ -58,8 +58,7 @@ pub fn leaderboard(games: &Games, params: &EloParams, resamples: usize) -> Leade
             }
         }
     }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&x, &y| ratings[y].rating.total_cmp(&ratings[x].rating));
+    let order = ranking(games, &ratings, params.compat);
     let rows = order
         .into_iter()
         .map(|i| AgentRow {
