@@ -177,3 +177,21 @@ fn errors_name_file_line_column() {
         "a.jsonl:1:45: field `relevant`: verdict 'Q' is not A, B or C (tie)"
     );
 }
+
+#[test]
+fn bradley_terry_two_agents_closed_form() {
+    // Two agents, i took 3.5 points of 5 (3 wins, 1 tie, 1 loss): π_i/π_j = 3.5/1.5, so the
+    // ratings differ by 400·log10(7/3) and average to `initial`.
+    let v = |s| Verdict::parse(s).unwrap();
+    let games = Games::from_triples([
+        ("q1", "i", "j", v("A")),
+        ("q2", "j", "i", v("B")),
+        ("q3", "i", "j", v("A")),
+        ("q4", "i", "j", v("C")),
+        ("q5", "j", "i", v("A")),
+    ]);
+    let r = bradley_terry(&games, 1500.0, 0, 0).unwrap().ratings;
+    let diff = 400.0 * (7.0f64 / 3.0).log10();
+    assert!((r[0].rating - (1500.0 + diff / 2.0)).abs() < 1e-9, "{r:?}");
+    assert!((r[1].rating - (1500.0 - diff / 2.0)).abs() < 1e-9, "{r:?}");
+}
