@@ -43,7 +43,9 @@ fn detect_json_lines(text: &str) -> Detected {
         first = text;
     }
     let has = |key: &str| first.contains(&format!("\"{key}\""));
-    if has("contexts") {
+    if has("agent_a") && has("agent_b") && (has("relevant") || has("winner")) {
+        Detected::Known(FileKind::RageloGames)
+    } else if has("contexts") {
         Detected::Known(FileKind::ContextSets)
     } else if has("nuggets") && has("assignment") {
         Detected::Known(FileKind::Answers(AnswerFile::Assignments))
@@ -74,6 +76,15 @@ fn detect_columns(text: &str) -> Detected {
         return Detected::Known(FileKind::Answers(AnswerFile::OpenRagEvalAnswers));
     }
     let header: Vec<&str> = first.split(',').map(str::trim).collect();
+    // RAGElo's files name their query column `qid` (Open RAG Eval's CSV says `query_id`).
+    if header.contains(&"qid") {
+        use ragscope_eval::answers::ragelo_csv::{kind_of, RageloKind};
+        match kind_of(first) {
+            Some(RageloKind::PairwiseEvaluations) => return Detected::Known(FileKind::RageloGames),
+            Some(_) => return Detected::Known(FileKind::RageloTable),
+            None => {}
+        }
+    }
     if header.len() >= 2 && header[0].ends_with("id") {
         let ragelo = [["qid", "query"], ["qid", "did"], ["qid", "agent"]];
         if ragelo.iter().any(|h| header[..2] == h[..]) || header.contains(&"answer") {
@@ -131,6 +142,32 @@ mod tests {
             ("trec_eval/results.comment.test", Known(FileKind::Run)),
             ("udcg/sample_dataset.json", Known(FileKind::UdcgJson)),
             ("udcg/dataset_with_scores.json", Known(FileKind::UdcgJson)),
+            (
+                "ragelo/tests_data/answers.csv",
+                Known(FileKind::RageloTable),
+            ),
+            (
+                "ragelo/tests_data/documents.csv",
+                Known(FileKind::RageloTable),
+            ),
+            ("ragelo/notebooks/queries.csv", Known(FileKind::RageloTable)),
+            (
+                "ragelo/notebooks/documents.csv",
+                Known(FileKind::RageloTable),
+            ),
+            ("ragelo/notebooks/answers.csv", Known(FileKind::RageloTable)),
+            (
+                "ragelo/notebooks/pairwise_answers_evaluations.csv",
+                Known(FileKind::RageloGames),
+            ),
+            (
+                "ragelo/tests_data/pairwise_answers_evaluations.csv",
+                Known(FileKind::RageloGames),
+            ),
+            (
+                "ragelo/tests_data/answers_eval.jsonl",
+                Known(FileKind::RageloGames),
+            ),
         ];
         for (path, want) in cases {
             assert_eq!(detect_kind(&shared(path)), want, "{path}");
@@ -161,9 +198,6 @@ mod tests {
         }
         for path in [
             "nuggetizer/pool.jsonl",
-            "ragelo/tests_data/answers.csv",
-            "ragelo/tests_data/documents.csv",
-            "ragelo/notebooks/queries.csv",
         ] {
             assert!(
                 matches!(detect_kind(&shared(path)), Unsupported(_)),

@@ -2,6 +2,8 @@
 //!
 //! Plain Rust over crates/eval, with no browser types, so it is tested natively too.
 
+mod tournament;
+
 use crate::detect::{detect_kind, Detected, DETECT_BYTES};
 use crate::protocol::{
     EvalRequest, FileId, FileKind, MeasureInfo, RankedRow, Report, Request, Response, RunRow,
@@ -54,6 +56,7 @@ pub struct Workspace {
     udcg_json: Vec<(FileId, String, UdcgDataset)>,
     contexts: Option<(FileId, String, Vec<ContextSet>)>,
     answers: answers::AnswerFiles,
+    tournament: tournament::TournamentFiles,
     loading: HashMap<FileId, Loading>,
 }
 
@@ -115,7 +118,7 @@ impl Workspace {
     fn remove(&mut self, id: FileId) {
         self.loading.remove(&id);
         if self.qrels.as_ref().is_some_and(|(q, _, _)| *q == id) {
-            self.qrels = None;
+            self.qrels = self.tournament.previous_qrels.take();
         }
         if self.utilities.as_ref().is_some_and(|(q, _, _)| *q == id) {
             self.utilities = None;
@@ -124,6 +127,7 @@ impl Workspace {
             self.contexts = None;
         }
         self.runs.retain(|(r, _, _)| *r != id);
+        self.tournament.remove(id);
         self.udcg_json.retain(|(r, _, _)| *r != id);
         self.answers.remove(id);
     }
@@ -214,7 +218,8 @@ impl Workspace {
                         .map(|t| t.num_judgments())
                         .sum::<usize>()
                 );
-                self.qrels = Some((id, name.to_string(), qrels));
+                // The replaced qrels stays as the second judgment of the Agreement view.
+                self.tournament.previous_qrels = self.qrels.replace((id, name.to_string(), qrels));
                 Ok((FileKind::Qrels, summary))
             }
             Loader::Run(p) => {
@@ -270,6 +275,9 @@ impl Workspace {
                 .answers
                 .keep(id, name, kind, &bytes)
                 .map(|summary| (FileKind::Answers(kind), summary)),
+            Loader::Text(FileKind::RageloGames | FileKind::RageloTable, bytes) => {
+                self.tournament.keep(id, name, &text(&bytes)?)
+            }
             Loader::Text(kind, _) => Err(format!(
                 "{name}: internal: {} is not read as text",
                 kind.label()
@@ -458,6 +466,8 @@ impl Evaluation {
             study,
             notes,
             answers: ws.answers.report(self.req.baseline, self.req.test),
+            tournaments: ws.tournament.tables(),
+            agreement: ws.tournament.agreement(ws.qrels.as_ref()),
         }
     }
 }

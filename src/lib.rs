@@ -9,6 +9,7 @@ pub mod charts;
 pub mod detect;
 pub mod engine;
 pub mod export;
+pub mod export_tournament;
 pub mod protocol;
 pub mod ui;
 

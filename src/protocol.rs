@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod tournament;
+
 /// Identifies a loaded file for the lifetime of the page.
 pub type FileId = u32;
 
@@ -116,6 +118,10 @@ pub enum FileKind {
     ContextSets,
     /// Answers, nuggets and their judgments (nuggetizer, TREC RAG, Open RAG Eval).
     Answers(crate::answers_protocol::AnswerFile),
+    /// RAGElo pairwise evaluations (CSV) or answers_eval (JSON Lines): games between agents.
+    RageloGames,
+    /// RAGElo queries, documents or answers (CSV).
+    RageloTable,
 }
 
 impl FileKind {
@@ -127,6 +133,8 @@ impl FileKind {
             FileKind::UdcgJson => "udcg-json",
             FileKind::ContextSets => "contexts",
             FileKind::Answers(a) => a.label(),
+            FileKind::RageloGames => "ragelo-games",
+            FileKind::RageloTable => "ragelo",
         }
     }
 }
@@ -152,6 +160,10 @@ pub struct Report {
     /// Nugget scores of loaded answer files (the Answers view).
     #[serde(default)]
     pub answers: Option<crate::answers_protocol::AnswersReport>,
+    /// Elo and Bradley–Terry leaderboards, one per games file.
+    pub tournaments: Vec<tournament::TournamentTable>,
+    /// The two most recent qrels compared, when two were loaded.
+    pub agreement: Option<tournament::AgreementTable>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

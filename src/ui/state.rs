@@ -40,16 +40,20 @@ pub enum Tab {
     Topic,
     Rag,
     Answers,
+    Tournament,
+    Agreement,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [
+    pub const ALL: [Tab; 8] = [
         Tab::Scores,
         Tab::PerQuery,
         Tab::Distribution,
         Tab::Topic,
         Tab::Rag,
         Tab::Answers,
+        Tab::Tournament,
+        Tab::Agreement,
     ];
 
     pub fn label(self) -> &'static str {
@@ -60,6 +64,8 @@ impl Tab {
             Tab::Topic => "Topic drill-down",
             Tab::Rag => "RAG",
             Tab::Answers => "Answers",
+            Tab::Tournament => "Tournament",
+            Tab::Agreement => "Agreement",
         }
     }
 
@@ -71,6 +77,8 @@ impl Tab {
             Tab::Topic => "topic",
             Tab::Rag => "rag",
             Tab::Answers => "answers",
+            Tab::Tournament => "tournament",
+            Tab::Agreement => "agreement",
         }
     }
 }
@@ -278,11 +286,29 @@ impl Reducible for AppState {
             Action::Worker(Response::Loaded {
                 id, kind, summary, ..
             }) => {
-                // A second qrels (utilities, contexts) file replaces the first, as in the worker.
-                if matches!(
-                    kind,
-                    FileKind::Qrels | FileKind::Utilities | FileKind::ContextSets
-                ) {
+                // A second utilities (contexts) file replaces the first, as in the worker; a new
+                // qrels file is scored against, and the one before it stays as the other
+                // judgment of the Agreement view (older ones go).
+                if kind == FileKind::Qrels {
+                    let is_qrels = |f: &LoadedFile| {
+                        matches!(
+                            &f.status,
+                            FileStatus::Loaded {
+                                kind: FileKind::Qrels,
+                                ..
+                            }
+                        )
+                    };
+                    let keep = s
+                        .files
+                        .iter()
+                        .rev()
+                        .find(|f| f.id != id && is_qrels(f))
+                        .map(|f| f.id);
+                    s.files
+                        .retain(|f| f.id == id || Some(f.id) == keep || !is_qrels(f));
+                }
+                if matches!(kind, FileKind::Utilities | FileKind::ContextSets) {
                     s.files.retain(|f| {
                         f.id == id
                             || !matches!(&f.status, FileStatus::Loaded { kind: k, .. } if *k == kind)
@@ -405,19 +431,19 @@ mod tests {
     }
 
     #[test]
-    fn a_second_qrels_file_replaces_the_first_but_runs_accumulate() {
+    fn a_new_qrels_file_keeps_only_the_one_before_it_and_runs_accumulate() {
         let mut s = AppState::default();
-        for id in 0..2 {
+        for id in 0..3 {
             s = reduce(s, added(id));
             s = reduce(s, loaded(id, FileKind::Qrels));
         }
-        for id in 2..4 {
+        for id in 3..5 {
             s = reduce(s, added(id));
             s = reduce(s, loaded(id, FileKind::Run));
         }
         assert_eq!(
             s.files.iter().map(|f| f.id).collect::<Vec<_>>(),
-            vec![1, 2, 3]
+            vec![1, 2, 3, 4]
         );
         assert_eq!(s.runs().len(), 2);
     }

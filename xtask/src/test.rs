@@ -221,6 +221,11 @@ pub fn oracle() -> Result {
             "generate.py",
             "crates/eval/tests/fixtures/answers",
         ),
+        (
+            "tests/oracle/tournament",
+            "generate.py",
+            "crates/eval/tests/fixtures/tournament",
+        ),
     ];
     for (folder, script, out) in oracles {
         let dir = root().join(folder);

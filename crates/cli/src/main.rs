@@ -43,6 +43,10 @@ enum Command {
     Citations(commands::citations::Args),
     /// P@k, AP@k and MRR against UMBRELA-graded qrels (relevant: grade >= 2)
     Graded(commands::graded::Args),
+    /// Elo or Bradley–Terry ratings of RAG agents from RAGElo pairwise evaluations
+    Elo(commands::elo::Args),
+    /// Agreement between two judgments: kappa/alpha for two qrels, Kendall tau for run scores
+    Agreement(commands::agreement::Args),
 }
 
 fn main() -> ExitCode {
@@ -58,5 +62,7 @@ fn main() -> ExitCode {
         Command::Nuggets(args) => commands::nuggets::run(args),
         Command::Citations(args) => commands::citations::run(args),
         Command::Graded(args) => commands::graded::run(args),
+        Command::Elo(args) => commands::elo::run(args),
+        Command::Agreement(args) => commands::agreement::run(args),
     }
 }

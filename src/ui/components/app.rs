@@ -1,5 +1,6 @@
 //! The top-level component: owns the state reducer and the bridge to the evaluation worker.
 
+use super::agreement::AgreementView;
 use super::controls::Controls;
 use super::distribution::DistributionView;
 use super::drop_zone::DropZone;
@@ -11,6 +12,7 @@ use super::rag::RagView;
 use super::results_table::ResultsTable;
 use super::tabs::Tabs;
 use super::topic::TopicDrill;
+use super::tournament::TournamentView;
 use crate::agent::EvalReactor;
 use crate::protocol::{EvalRequest, FileId, Request, Response, SLICE_BYTES};
 use crate::ui::persist;
@@ -388,6 +390,8 @@ fn main_view() -> Html {
         },
         (Some(r), Tab::Rag) => html! { <RagView report={r.clone()} /> },
         (Some(r), Tab::Answers) => html! { <super::answers::AnswersView report={r.clone()} /> },
+        (Some(r), Tab::Tournament) => html! { <TournamentView report={r.clone()} /> },
+        (Some(r), Tab::Agreement) => html! { <AgreementView report={r.clone()} /> },
     };
 
     html! {

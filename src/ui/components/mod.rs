@@ -1,4 +1,5 @@
 pub mod answers;
+pub mod agreement;
 pub mod app;
 pub mod charts;
 pub mod controls;
@@ -12,3 +13,4 @@ pub mod rag;
 pub mod results_table;
 pub mod tabs;
 pub mod topic;
+pub mod tournament;

@@ -1,9 +1,11 @@
 //! One file per subcommand, each exposing `Args` (clap) and `run`.
 
 pub mod citations;
+pub mod agreement;
 pub mod common;
 pub mod compare;
 pub mod correlate;
+pub mod elo;
 pub mod eval;
 pub mod judge;
 pub mod graded;

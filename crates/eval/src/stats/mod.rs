@@ -5,6 +5,7 @@
 //! Randomness comes only from [`rng::SeededRng`] (ChaCha8): the same seed gives the same stream
 //! on native and wasm32, so every Monte-Carlo result is reproducible everywhere.
 
+pub mod agreement;
 pub mod compare;
 pub mod correction;
 pub mod correlation;
