@@ -34,6 +34,8 @@ enum Command {
     UdcgTrain(commands::correlate::TrainArgs),
     /// Passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG, computed with a local GGUF model.
     Utility(commands::utility::Args),
+    /// Greedy answers and end-to-end outcomes of context sets with a local GGUF model (for correlate)
+    Answer(commands::answer::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,5 +47,6 @@ fn main() -> ExitCode {
         Command::Correlate(args) => commands::correlate::run(args),
         Command::UdcgTrain(args) => commands::correlate::train(args),
         Command::Utility(args) => commands::utility::run(args),
+        Command::Answer(args) => commands::answer::run(args),
     }
 }

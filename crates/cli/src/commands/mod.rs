@@ -1,5 +1,6 @@
 //! One file per subcommand, each exposing `Args` (clap) and `run`.
 
+pub mod answer;
 pub mod common;
 pub mod compare;
 pub mod correlate;
