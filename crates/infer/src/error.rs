@@ -39,7 +39,7 @@ pub enum InferError {
         type_name: String,
     },
     #[error(
-        "{file}: unsupported architecture '{arch}' (supported: llama, qwen2, smollm, mistral)"
+        "{file}: unsupported architecture '{arch}' (supported: llama, qwen2, smollm, mistral, gemma3)"
     )]
     UnsupportedArchitecture { file: String, arch: String },
     #[error("{file}: metadata key '{key}': {message}")]

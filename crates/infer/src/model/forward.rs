@@ -36,17 +36,22 @@ fn add_bias(x: &mut [f32], dim: usize, bias: &Option<Vec<f32>>) {
 /// cos/sin for the given positions (one row of `n_rot/2` each), computed as ggml's
 /// `rope_cache_init` does (theta multiplied step by step in f32, divided by the optional
 /// frequency factors, scaled by freq_scale).
-fn rope_rows(model: &Model, positions: &[usize]) -> (Vec<f32>, Vec<f32>) {
+fn rope_rows(
+    model: &Model,
+    positions: &[usize],
+    base: f32,
+    freq_scale: f32,
+) -> (Vec<f32>, Vec<f32>) {
     let c = &model.config;
     let half = c.n_rot / 2;
-    let theta_scale = c.rope_base.powf(-2.0 / c.n_rot as f32);
+    let theta_scale = base.powf(-2.0 / c.n_rot as f32);
     let mut cos = vec![0f32; positions.len() * half];
     let mut sin = vec![0f32; positions.len() * half];
     for (r, &p) in positions.iter().enumerate() {
         let mut theta = p as f32;
         for i in 0..half {
             let ff = model.rope_freqs.as_ref().map_or(1.0, |f| f[i]);
-            let t = c.rope_freq_scale * (theta / ff);
+            let t = freq_scale * (theta / ff);
             cos[r * half + i] = t.cos();
             sin[r * half + i] = t.sin();
             theta *= theta_scale;
@@ -103,6 +108,8 @@ struct HeadGeometry {
     kv_dim: usize,
     group: usize,
     scale: f32,
+    /// Sliding window of a local layer: a query at q sees keys p with q − p < window.
+    window: Option<usize>,
 }
 
 /// Query rows per attention task and keys per tile: the scores of one task are `QB × KB`
@@ -137,6 +144,7 @@ fn attend(
     let n_q = queries.len();
     // queries: (batch row, position); a row sees keys 0..=position.
     let n_k = queries.iter().map(|&(_, pos)| pos).max().unwrap_or(0) + 1;
+    let first = |pos: usize| g.window.map_or(0, |w| (pos + 1).saturating_sub(w));
     let mut qh = Vec::with_capacity(n_q * hd);
     for &(row, _) in queries {
         qh.extend_from_slice(&q[row * q_dim + h * hd..row * q_dim + (h + 1) * hd]);
@@ -151,7 +159,8 @@ fn attend(
     let mut vt = vec![0f32; hd * KB];
     let mut scores = vec![0f32; n_q * KB];
     let mut part = vec![0f32; n_q * hd];
-    let mut j0 = 0;
+    // Tiles before the earliest key any row sees are skipped (sliding-window layers).
+    let mut j0 = queries.iter().map(|&(_, pos)| first(pos)).min().unwrap_or(0) / KB * KB;
     while j0 < n_k {
         let kb = KB.min(n_k - j0);
         for j in 0..kb {
@@ -165,7 +174,9 @@ fn attend(
         for (i, &(_, pos)) in queries.iter().enumerate() {
             let row = &mut scores[i * kb..(i + 1) * kb];
             let visible = (pos + 1).saturating_sub(j0).min(kb);
-            let tile_max = row[..visible]
+            let from = first(pos).saturating_sub(j0).min(visible);
+            row[..from].fill(0.0);
+            let tile_max = row[from..visible]
                 .iter()
                 .fold(f32::NEG_INFINITY, |m, &s| m.max(s));
             let new_max = run_max[i].max(tile_max);
@@ -178,7 +189,7 @@ fn attend(
             }
             run_max[i] = new_max;
             let mut sum = 0f64;
-            for s in row[..visible].iter_mut() {
+            for s in row[from..visible].iter_mut() {
                 *s = (*s - new_max).exp();
                 sum += *s as f64;
             }
@@ -217,7 +228,12 @@ fn attention(
         q_dim,
         kv_dim: n_kv * hd,
         group: n_head / n_kv,
-        scale: 1.0 / (hd as f32).sqrt(),
+        scale: c.gemma.as_ref().map_or(1.0 / (hd as f32).sqrt(), |g| g.attn_scale),
+        window: c
+            .gemma
+            .as_ref()
+            .filter(|g| g.is_local(slot))
+            .and_then(|g| g.sliding_window),
     };
     let mut tasks = Vec::new();
     let mut qi = 0;
@@ -264,6 +280,39 @@ fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
 }
 
+/// GELU, tanh approximation (ggml's `ggml_gelu`, Gemma's `gelu_pytorch_tanh`).
+fn gelu(x: f32) -> f32 {
+    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+    0.5 * x * (1.0 + (SQRT_2_OVER_PI * x * (1.0 + 0.044_715 * x * x)).tanh())
+}
+
+/// RoPE tables of a pass's rows: the global base, and Gemma's local base when it differs.
+struct Ropes {
+    global: (Vec<f32>, Vec<f32>),
+    local: Option<(Vec<f32>, Vec<f32>)>,
+}
+
+impl Ropes {
+    fn new(model: &Model, positions: &[usize]) -> Self {
+        let c = &model.config;
+        let global = rope_rows(model, positions, c.rope_base, c.rope_freq_scale);
+        let local = c
+            .gemma
+            .as_ref()
+            .filter(|g| g.sliding_window.is_some())
+            .map(|g| rope_rows(model, positions, g.rope_base_local, 1.0));
+        Ropes { global, local }
+    }
+
+    fn for_layer(&self, model: &Model, li: usize) -> (&[f32], &[f32]) {
+        let local = model.config.gemma.as_ref().is_some_and(|g| g.is_local(li));
+        match (&self.local, local) {
+            (Some((c, s)), true) => (c, s),
+            _ => (&self.global.0, &self.global.1),
+        }
+    }
+}
+
 /// Rows of `x` (dim wide) at `rows`.
 fn gather(x: &[f32], dim: usize, rows: &[usize]) -> Vec<f32> {
     let mut out = Vec::with_capacity(rows.len() * dim);
@@ -279,11 +328,12 @@ fn layer_forward(
     seqs: &mut [Seq],
     lay: &Layout,
     x: &mut Vec<f32>,
-    (cos, sin): (&[f32], &[f32]),
+    ropes: &Ropes,
     last: bool,
 ) {
     let layer: &Layer = &model.layers[li];
     let c = &model.config;
+    let (cos, sin) = ropes.for_layer(model, li);
     let d = c.n_embd;
     let n = lay.n_tok;
     let mut h = x.clone();
@@ -294,6 +344,12 @@ fn layer_forward(
     add_bias(&mut q, layer.wq.rows, &layer.bq);
     add_bias(&mut k, layer.wk.rows, &layer.bk);
     add_bias(&mut v, layer.wv.rows, &layer.bv);
+    if let Some(w) = &layer.q_norm {
+        rms_norm(&mut q, c.head_dim, w, c.rms_eps);
+    }
+    if let Some(w) = &layer.k_norm {
+        rms_norm(&mut k, c.head_dim, w, c.rms_eps);
+    }
     let half = c.n_rot / 2;
     let (qd, kd) = (layer.wq.rows, layer.wk.rows);
     for t in 0..n {
@@ -343,7 +399,10 @@ fn layer_forward(
         .collect();
     let attn = attention(model, seqs, li, &q, &queries);
     let rows = queries.len();
-    let o = matmul(&attn, rows, &layer.wo);
+    let mut o = matmul(&attn, rows, &layer.wo);
+    if let Some(w) = &layer.post_attn_norm {
+        rms_norm(&mut o, d, w, c.rms_eps);
+    }
     let mut resid = if last {
         gather(
             x,
@@ -360,8 +419,15 @@ fn layer_forward(
     rms_norm(&mut h, d, &layer.ffn_norm, c.rms_eps);
     let g = matmul(&h, rows, &layer.w_gate);
     let u = matmul(&h, rows, &layer.w_up);
-    let act: Vec<f32> = g.iter().zip(&u).map(|(&g, &u)| silu(g) * u).collect();
-    let down = matmul(&act, rows, &layer.w_down);
+    let act: Vec<f32> = if c.gemma.is_some() {
+        g.iter().zip(&u).map(|(&g, &u)| gelu(g) * u).collect()
+    } else {
+        g.iter().zip(&u).map(|(&g, &u)| silu(g) * u).collect()
+    };
+    let mut down = matmul(&act, rows, &layer.w_down);
+    if let Some(w) = &layer.post_ffn_norm {
+        rms_norm(&mut down, d, w, c.rms_eps);
+    }
     for (r, dv) in resid.iter_mut().zip(&down) {
         *r += dv;
     }
@@ -388,7 +454,7 @@ pub(crate) fn forward(model: &Model, seqs: &mut [Seq]) -> Vec<Vec<f32>> {
         positions.extend((0..s.tokens.len()).map(|i| s.cache.len() + i));
         lay.n_tok += s.tokens.len();
     }
-    let (cos, sin) = rope_rows(model, &positions);
+    let ropes = Ropes::new(model, &positions);
 
     let mut x = vec![0f32; lay.n_tok * d];
     for (t, &id) in seqs.iter().flat_map(|s| s.tokens.iter()).enumerate() {
@@ -396,9 +462,15 @@ pub(crate) fn forward(model: &Model, seqs: &mut [Seq]) -> Vec<Vec<f32>> {
             .token_embd
             .dequantize_rows(id as usize, &mut x[t * d..(t + 1) * d]);
     }
+    if c.gemma.is_some() {
+        let scale = (d as f32).sqrt();
+        for v in x.iter_mut() {
+            *v *= scale;
+        }
+    }
     let n_layer = model.layers.len();
     for i in 0..n_layer {
-        layer_forward(model, i, seqs, &lay, &mut x, (&cos, &sin), i + 1 == n_layer);
+        layer_forward(model, i, seqs, &lay, &mut x, &ropes, i + 1 == n_layer);
     }
     for (s, seq) in seqs.iter_mut().enumerate() {
         seq.cache.advance(lay.lens[s]);

@@ -9,7 +9,7 @@ mod parallel;
 mod weights;
 
 pub use cache::KvCache;
-pub use config::{ModelConfig, RopeLayout, SUPPORTED_ARCHS};
+pub use config::{GemmaConfig, ModelConfig, RopeLayout, SUPPORTED_ARCHS};
 pub use weights::Matrix;
 
 use crate::error::{InferError, Result};
@@ -30,6 +30,12 @@ pub(crate) struct Layer {
     w_gate: Matrix,
     w_up: Matrix,
     w_down: Matrix,
+    /// Gemma 3: per-head RMSNorm of Q and K (head_dim weights).
+    q_norm: Option<Vec<f32>>,
+    k_norm: Option<Vec<f32>>,
+    /// Gemma 3: RMSNorm of the attention and FFN outputs before their residual adds.
+    post_attn_norm: Option<Vec<f32>>,
+    post_ffn_norm: Option<Vec<f32>>,
 }
 
 /// A loaded model: configuration plus weights (still in their GGUF encodings).
@@ -62,6 +68,15 @@ impl Model {
         let kv_dim = c.n_head_kv * c.head_dim;
         let token_embd = l.matrix("token_embd.weight", d, c.n_vocab)?;
         let mut layers = Vec::with_capacity(c.n_layer);
+        // Tensors only Gemma 3 has: required there, not read otherwise.
+        let is_gemma = c.gemma.is_some();
+        let gemma = |v: Result<Vec<f32>>| -> Result<Option<Vec<f32>>> {
+            if is_gemma {
+                v.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
         for i in 0..c.n_layer {
             let p = |s: &str| format!("blk.{i}.{s}");
             layers.push(Layer {
@@ -77,6 +92,10 @@ impl Model {
                 w_gate: l.matrix(&p("ffn_gate.weight"), d, ff)?,
                 w_up: l.matrix(&p("ffn_up.weight"), d, ff)?,
                 w_down: l.matrix(&p("ffn_down.weight"), ff, d)?,
+                q_norm: gemma(l.vector(&p("attn_q_norm.weight"), c.head_dim))?,
+                k_norm: gemma(l.vector(&p("attn_k_norm.weight"), c.head_dim))?,
+                post_attn_norm: gemma(l.vector(&p("post_attention_norm.weight"), d))?,
+                post_ffn_norm: gemma(l.vector(&p("post_ffw_norm.weight"), d))?,
             });
         }
         let output_norm = l.vector("output_norm.weight", d)?;
