@@ -180,9 +180,7 @@ impl ModelConfig {
             Some(GemmaConfig {
                 sliding_window: window,
                 swa_pattern: 6,
-                rope_base_local: g
-                    .get_f64(&key("rope.freq_base_swa"))?
-                    .unwrap_or(10000.0) as f32,
+                rope_base_local: g.get_f64(&key("rope.freq_base_swa"))?.unwrap_or(10000.0) as f32,
                 attn_scale: 1.0 / (head_dim as f32).sqrt(),
             })
         } else {

@@ -160,7 +160,13 @@ fn attend(
     let mut scores = vec![0f32; n_q * KB];
     let mut part = vec![0f32; n_q * hd];
     // Tiles before the earliest key any row sees are skipped (sliding-window layers).
-    let mut j0 = queries.iter().map(|&(_, pos)| first(pos)).min().unwrap_or(0) / KB * KB;
+    let mut j0 = queries
+        .iter()
+        .map(|&(_, pos)| first(pos))
+        .min()
+        .unwrap_or(0)
+        / KB
+        * KB;
     while j0 < n_k {
         let kb = KB.min(n_k - j0);
         for j in 0..kb {
@@ -228,7 +234,10 @@ fn attention(
         q_dim,
         kv_dim: n_kv * hd,
         group: n_head / n_kv,
-        scale: c.gemma.as_ref().map_or(1.0 / (hd as f32).sqrt(), |g| g.attn_scale),
+        scale: c
+            .gemma
+            .as_ref()
+            .map_or(1.0 / (hd as f32).sqrt(), |g| g.attn_scale),
         window: c
             .gemma
             .as_ref()
