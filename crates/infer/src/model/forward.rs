@@ -289,11 +289,31 @@ fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
 }
 
-/// GELU, tanh approximation (ggml's `ggml_gelu`, Gemma's `gelu_pytorch_tanh`).
-fn gelu(x: f32) -> f32 {
+/// GELU, tanh approximation (ggml's `ggml_gelu_f32`, Gemma's `gelu_pytorch_tanh`).
+fn gelu_f32(x: f32) -> f32 {
     const SQRT_2_OVER_PI: f32 = 0.797_884_6;
     0.5 * x * (1.0 + (SQRT_2_OVER_PI * x * (1.0 + 0.044_715 * x * x)).tanh())
 }
+
+/// GELU as ggml's CPU backend computes it (`GGML_GELU_FP16` in ggml-cpu/vec.h): the input rounded
+/// to f16, the tanh formula on that value, the result rounded to f16 (its 64k-entry table), and
+/// the tails clamped (0 below −10, x above 10). Matching this rounding keeps the logits within
+/// f32 noise of llama.cpp's on Gemma models instead of ~1e-3 apart.
+fn gelu(x: f32) -> f32 {
+    if GELU_LIKE_GGML {
+        if x <= -10.0 {
+            0.0
+        } else if x >= 10.0 {
+            x
+        } else {
+            half::f16::from_f32(gelu_f32(half::f16::from_f32(x).to_f32())).to_f32()
+        }
+    } else {
+        gelu_f32(x)
+    }
+}
+
+const GELU_LIKE_GGML: bool = true;
 
 /// RoPE tables of a pass's rows: the global base, and Gemma's local base when it differs.
 struct Ropes {
