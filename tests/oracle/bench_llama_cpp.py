@@ -83,6 +83,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--prompts", type=int, default=8)
     ap.add_argument("--tokens", type=int, default=256)
+    ap.add_argument("--decode", type=int, default=0,
+                    help="instead: time N greedy decoding steps after each prompt (one sequence at a time)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     path = os.path.join(args.out, "smollm2-135m-shape-q8_0.gguf")
@@ -99,10 +101,27 @@ def main():
     generate._no_extra_buffers()
     from llama_cpp import Llama
 
-    llm = Llama(model_path=path, n_ctx=args.tokens + 8, n_batch=args.tokens + 8, n_ubatch=args.tokens + 8,
+    n_ctx = args.tokens + args.decode + 8
+    llm = Llama(model_path=path, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx, type_k=0, type_v=0,
                 n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
     llm.reset()
     llm.eval(prompts[0][:16])  # warm-up
+    if args.decode:
+        # Greedy steps: arg-max of the last logits fed back, timed apart from the prefill.
+        secs, steps = 0.0, 0
+        for p in prompts:
+            llm.reset()
+            llm.eval(p)
+            start = time.perf_counter()
+            for _ in range(args.decode):
+                tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+                llm.eval([tok])
+                steps += 1
+            secs += time.perf_counter() - start
+        print(json.dumps({"engine": "llama.cpp (llama-cpp-python)", "model": path, "threads": args.threads,
+                          "prompts": len(prompts), "prompt_tokens": args.tokens, "decode_steps": steps,
+                          "seconds": round(secs, 3), "decode_tokens_per_s": round(steps / secs, 1)}))
+        return
     start = time.perf_counter()
     for p in prompts:
         llm.reset()

@@ -245,7 +245,7 @@ def encode_tensor(arr, qtype, rng, scale):
 class Spec:
     def __init__(self, name, arch, pre, tokenizer, template, default_qtype, qtypes=None, tied=False,
                  rope_freqs=False, rope_base=10000.0, qkv_bias=False, add_bos=None, rope_linear=None,
-                 llama_quantize=None):
+                 llama_quantize=None, n_layer=None, head_dim=None, sliding_window=None):
         self.name = name
         self.arch = arch
         self.pre = pre
@@ -261,6 +261,11 @@ class Spec:
         self.rope_linear = rope_linear
         # A llama.cpp ftype: the F32 model is written, then quantized by llama.cpp itself.
         self.llama_quantize = llama_quantize
+        # Gemma 3 shapes: more layers (every 6th is global), a head size other than D / N_HEAD,
+        # and a small sliding window so the test prompts cross it.
+        self.n_layer = n_layer or N_LAYER
+        self.head_dim = head_dim or HD
+        self.sliding_window = sliding_window
 
     @property
     def quantized(self):
@@ -287,6 +292,9 @@ SPECS = [
     Spec("llama-spm", "llama", None, "spm", "mistral.jinja", QT.F16),
     # "Q4_K_M" as llama.cpp's quantizer writes it for rows that are not multiples of 256.
     Spec("llama-q4km-llamacpp", "llama", "llama-bpe", "bpe", "llama3.jinja", QT.F32, llama_quantize=15),
+    # Gemma 3 (GeGLU, sqrt(d) embedding scale, q/k norms, post-norms, local/global layers).
+    Spec("gemma3-f32", "gemma3", None, "spm", "mistral.jinja", QT.F32, tied=True, rope_base=1000000.0,
+         n_layer=7, head_dim=32, sliding_window=8),
 ]
 VOCAB_ONLY = [("vocab-default", "default"), ("vocab-gpt2", "gpt-2")]
 
@@ -301,13 +309,17 @@ def write_gguf(path, spec, vocab, weights, twin):
         w.add_name(spec.name + ("-f32-twin" if use_twin else ""))
         w.add_context_length(1024)
         w.add_embedding_length(D)
-        w.add_block_count(N_LAYER)
+        w.add_block_count(spec.n_layer)
         w.add_feed_forward_length(FF)
         w.add_head_count(N_HEAD)
         w.add_head_count_kv(N_KV)
         w.add_layer_norm_rms_eps(1e-5)
         w.add_rope_freq_base(spec.rope_base)
-        w.add_rope_dimension_count(HD)
+        w.add_rope_dimension_count(spec.head_dim)
+        if spec.arch == "gemma3":
+            w.add_key_length(spec.head_dim)
+            w.add_value_length(spec.head_dim)
+            w.add_sliding_window(spec.sliding_window)
         if spec.rope_linear:
             w.add_rope_scaling_type(gguf.RopeScalingType.LINEAR)
             w.add_rope_scaling_factor(spec.rope_linear)
@@ -390,21 +402,27 @@ def make_weights(spec, n_vocab):
         weights[name] = (data, raw, deq, arr.shape)
 
     add("token_embd.weight", rng.normal(0, 1, (n_vocab, D)).astype(np.float32), "token_embd")
-    for i in range(N_LAYER):
+    hd = spec.head_dim
+    for i in range(spec.n_layer):
         p = f"blk.{i}."
         add(p + "attn_norm.weight", (1 + 0.1 * rng.normal(size=D)).astype(np.float32), "norm")
-        add(p + "attn_q.weight", rng.normal(0, D ** -0.5, (N_HEAD * HD, D)).astype(np.float32), "attn_q", i, D ** -0.5)
-        add(p + "attn_k.weight", rng.normal(0, D ** -0.5, (N_KV * HD, D)).astype(np.float32), "attn_k", i, D ** -0.5)
-        add(p + "attn_v.weight", rng.normal(0, D ** -0.5, (N_KV * HD, D)).astype(np.float32), "attn_v", i, D ** -0.5)
+        add(p + "attn_q.weight", rng.normal(0, D ** -0.5, (N_HEAD * hd, D)).astype(np.float32), "attn_q", i, D ** -0.5)
+        add(p + "attn_k.weight", rng.normal(0, D ** -0.5, (N_KV * hd, D)).astype(np.float32), "attn_k", i, D ** -0.5)
+        add(p + "attn_v.weight", rng.normal(0, D ** -0.5, (N_KV * hd, D)).astype(np.float32), "attn_v", i, D ** -0.5)
         if spec.qkv_bias:
             add(p + "attn_q.bias", (0.1 * rng.normal(size=N_HEAD * HD)).astype(np.float32), "bias")
             add(p + "attn_k.bias", (0.1 * rng.normal(size=N_KV * HD)).astype(np.float32), "bias")
             add(p + "attn_v.bias", (0.1 * rng.normal(size=N_KV * HD)).astype(np.float32), "bias")
-        add(p + "attn_output.weight", rng.normal(0, D ** -0.5, (D, N_HEAD * HD)).astype(np.float32), "attn_output", i, D ** -0.5)
+        add(p + "attn_output.weight", rng.normal(0, D ** -0.5, (D, N_HEAD * hd)).astype(np.float32), "attn_output", i, D ** -0.5)
         add(p + "ffn_norm.weight", (1 + 0.1 * rng.normal(size=D)).astype(np.float32), "norm")
         add(p + "ffn_gate.weight", rng.normal(0, D ** -0.5, (FF, D)).astype(np.float32), "ffn_gate", i, D ** -0.5)
         add(p + "ffn_up.weight", rng.normal(0, D ** -0.5, (FF, D)).astype(np.float32), "ffn_up", i, D ** -0.5)
         add(p + "ffn_down.weight", rng.normal(0, FF ** -0.5, (D, FF)).astype(np.float32), "ffn_down", i, FF ** -0.5)
+        if spec.arch == "gemma3":
+            add(p + "attn_q_norm.weight", (1 + 0.1 * rng.normal(size=hd)).astype(np.float32), "norm")
+            add(p + "attn_k_norm.weight", (1 + 0.1 * rng.normal(size=hd)).astype(np.float32), "norm")
+            add(p + "post_attention_norm.weight", (1 + 0.1 * rng.normal(size=D)).astype(np.float32), "norm")
+            add(p + "post_ffw_norm.weight", (1 + 0.1 * rng.normal(size=D)).astype(np.float32), "norm")
     add("output_norm.weight", (1 + 0.1 * rng.normal(size=D)).astype(np.float32), "norm")
     if not spec.tied:
         add("output.weight", rng.normal(0, 4 * D ** -0.5, (n_vocab, D)).astype(np.float32), "output")

@@ -111,7 +111,75 @@ fn infer() -> Result {
         let (t, m) = (median(theirs), median(mine));
         println!("{threads:>8} {t:>22.1} {m:>22.1} {:>9.2}x", m / t);
     }
+    infer_decode(&python, &dir)
+}
+
+/// Greedy decoding tokens/s after 128-token prompts: llama.cpp one sequence at a time vs the CPU
+/// engine one at a time and 8 prompts decoding together, at 1 and 2 threads.
+fn infer_decode(python: &std::path::Path, dir: &std::path::Path) -> Result {
+    step("building the decode bench (release)");
+    run(cmd::cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "ragscope-infer",
+        "--example",
+        "decode_bench",
+    ]))?;
+    let ours = root().join("target/release/examples/decode_bench");
+    let model = dir.join("smollm2-135m-shape-q8_0.gguf");
+    let prompts = dir.join("prompts.json");
+    println!(
+        "\n{:>8} {:>24} {:>24} {:>24}",
+        "threads", "llama.cpp decode tok/s", "ragscope batch 1 tok/s", "ragscope batch 8 tok/s"
+    );
+    for threads in [1, 2] {
+        let (mut theirs, mut one, mut eight) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..3 {
+            let out = cmd::output(
+                Command::new(python)
+                    .arg(root().join("tests/oracle/bench_llama_cpp.py"))
+                    .arg("--out")
+                    .arg(dir)
+                    .args(["--threads", &threads.to_string()])
+                    .args(["--prompts", "8", "--tokens", "128", "--decode", "32"]),
+            )
+            .ok_or("llama.cpp decode bench failed")?;
+            theirs.push(value_of(&out, "decode_tokens_per_s")?);
+            for (batch, into) in [(1, &mut one), (8, &mut eight)] {
+                let out = cmd::output(
+                    Command::new(&ours)
+                        .arg("--model")
+                        .arg(&model)
+                        .args(["--threads", &threads.to_string(), "--steps", "32"])
+                        .args(["--batch", &batch.to_string(), "--prompts-file"])
+                        .arg(&prompts),
+                )
+                .ok_or("decode_bench failed")?;
+                into.push(value_of(&out, "decode_tokens_per_s")?);
+            }
+        }
+        println!(
+            "{threads:>8} {:>24.1} {:>24.1} {:>24.1}",
+            median(theirs),
+            median(one),
+            median(eight)
+        );
+    }
     Ok(())
+}
+
+fn value_of(json_line: &str, key: &str) -> Result<f64> {
+    let key = format!("\"{key}\":");
+    let at = json_line
+        .rfind(&key)
+        .ok_or_else(|| format!("no {key} in: {json_line}"))?;
+    let rest = json_line[at + key.len()..].trim_start();
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    rest[..end]
+        .trim()
+        .parse()
+        .map_err(|e| format!("{key}: {e}"))
 }
 
 fn tokens_per_s(json_line: &str) -> Result<f64> {

@@ -215,7 +215,23 @@ pub fn oracle() -> Result {
             "generate_study.py",
             "crates/eval/tests/fixtures/rag",
         ),
+        (
+            "tests/oracle/stats",
+            "generate_study_inference.py",
+            "crates/eval/tests/fixtures/rag",
+        ),
+        (
+            "tests/oracle/stats",
+            "generate_answer_match.py",
+            "crates/eval/tests/fixtures/rag",
+        ),
         ("tests/oracle", "generate.py", "crates/infer/tests/fixtures"),
+        // After generate.py: it rebuilds the models and checks they equal the committed ones.
+        (
+            "tests/oracle",
+            "generate_decode.py",
+            "crates/infer/tests/fixtures",
+        ),
         (
             "tests/oracle/answers",
             "generate.py",

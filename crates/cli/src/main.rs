@@ -47,6 +47,8 @@ enum Command {
     Elo(commands::elo::Args),
     /// Agreement between two judgments: kappa/alpha for two qrels, Kendall tau for run scores
     Agreement(commands::agreement::Args),
+    /// Greedy answers and end-to-end outcomes of context sets with a local GGUF model (for correlate)
+    Answer(commands::answer::Args),
 }
 
 fn main() -> ExitCode {
@@ -64,5 +66,6 @@ fn main() -> ExitCode {
         Command::Graded(args) => commands::graded::run(args),
         Command::Elo(args) => commands::elo::run(args),
         Command::Agreement(args) => commands::agreement::run(args),
+        Command::Answer(args) => commands::answer::run(args),
     }
 }

@@ -39,7 +39,7 @@ pub enum InferError {
         type_name: String,
     },
     #[error(
-        "{file}: unsupported architecture '{arch}' (supported: llama, qwen2, smollm, mistral)"
+        "{file}: unsupported architecture '{arch}' (supported: llama, qwen2, smollm, mistral, gemma3)"
     )]
     UnsupportedArchitecture { file: String, arch: String },
     #[error("{file}: metadata key '{key}': {message}")]
@@ -60,6 +60,13 @@ pub enum InferError {
     ChatTemplate(String),
     #[error("forward pass: {0}")]
     Forward(String),
+    /// A prompt (index in its batch) does not fit in the model's context window.
+    #[error("prompt {prompt} has {tokens} tokens, more than the model's context length of {context_length}")]
+    ContextOverflow {
+        prompt: usize,
+        tokens: usize,
+        context_length: usize,
+    },
 }
 
 impl InferError {

@@ -1,18 +1,22 @@
-//! ragscope-infer: GGUF reader, tokenizers, chat templates and a CPU reference forward pass
-//! (prefill only) used to compute passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG.
+//! ragscope-infer: GGUF reader, tokenizers, chat templates and a CPU reference forward pass used
+//! to compute passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG (prefill) and greedy answers
+//! (decoding with a KV cache).
 //!
 //! The CPU engine is the reference the WebGPU backend (a later issue) is checked against; the
 //! engine itself is checked against llama.cpp through fixtures written by `tests/oracle/generate.py`.
 
+pub mod answer;
 pub mod error;
+pub mod generate;
 pub mod gguf;
 pub mod model;
 pub mod tokenizer;
 pub mod utility;
 
 pub use error::{InferError, Result};
+pub use generate::{greedy, Generation, GreedyOptions, StopReason};
 pub use gguf::{ByteSource, GgmlType, GgufFile, MetadataValue, TensorInfo};
-pub use model::{Model, ModelConfig, PrefillOutput};
+pub use model::{KvCache, Model, ModelConfig, PrefillOutput};
 pub use tokenizer::{chat::ChatMessage, chat::ChatTemplate, Tokenizer};
 pub use utility::{NoResponseScorer, PromptTemplate};
 

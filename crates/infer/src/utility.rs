@@ -56,25 +56,54 @@ impl PromptTemplate {
     /// The user message for one passage; both placeholders are replaced in one pass so that a
     /// passage containing "{question}" stays as written.
     pub fn user_message(&self, question: &str, text: &str) -> String {
-        let mut out = String::with_capacity(self.user.len() + question.len() + text.len());
-        let mut rest = self.user.as_str();
-        while let Some(i) = rest.find('{') {
-            out.push_str(&rest[..i]);
-            let tail = &rest[i..];
-            if let Some(after) = tail.strip_prefix("{text}") {
-                out.push_str(text);
-                rest = after;
-            } else if let Some(after) = tail.strip_prefix("{question}") {
-                out.push_str(question);
-                rest = after;
-            } else {
-                out.push('{');
-                rest = &tail[1..];
-            }
-        }
-        out.push_str(rest);
-        out
+        substitute(&self.user, question, text)
     }
+
+    /// The user message for a context of several passages: the template's line holding
+    /// `{text}` is repeated once per passage (the paper's "Document: {text}" line becomes one
+    /// "Document: …" line per document, as the UDCG reference code writes each document).
+    pub fn user_message_docs(&self, question: &str, texts: &[&str]) -> String {
+        let Some(at) = self.user.find("{text}") else {
+            return substitute(&self.user, question, "");
+        };
+        let line_start = self.user[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = self.user[at..]
+            .find('\n')
+            .map_or(self.user.len(), |i| at + i);
+        let line = &self.user[line_start..line_end];
+        let docs: Vec<String> = texts
+            .iter()
+            .map(|t| substitute(line, question, t))
+            .collect();
+        format!(
+            "{}{}{}",
+            substitute(&self.user[..line_start], question, ""),
+            docs.join("\n"),
+            substitute(&self.user[line_end..], question, "")
+        )
+    }
+}
+
+/// Replaces `{text}` and `{question}` in one pass.
+fn substitute(template: &str, question: &str, text: &str) -> String {
+    let mut out = String::with_capacity(template.len() + question.len() + text.len());
+    let mut rest = template;
+    while let Some(i) = rest.find('{') {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        if let Some(after) = tail.strip_prefix("{text}") {
+            out.push_str(text);
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("{question}") {
+            out.push_str(question);
+            rest = after;
+        } else {
+            out.push('{');
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Softmax probability of `target` from one position's logits (in f64).

@@ -2,6 +2,7 @@
 
 pub mod citations;
 pub mod agreement;
+pub mod answer;
 pub mod common;
 pub mod compare;
 pub mod correlate;

@@ -220,7 +220,20 @@ fn json_mode(
             .iter()
             .map(|(_, _, q, t)| (q.as_str(), t.as_str()))
             .collect();
-        let ps = scorer.score(&items)?;
+        let ps = scorer.score(&items).map_err(|e| {
+            too_long(e, |i| {
+                let (ei, pi, _, _) = &batch[i];
+                let doc = examples[*ei]["passages"][*pi]
+                    .get("doc_id")
+                    .and_then(Value::as_str)
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default();
+                format!(
+                    "{file}: example {ei}{}, passage {pi}{doc}",
+                    example_label(&examples[*ei])
+                )
+            })
+        })?;
         for ((ei, pi, _, _), p) in batch.iter().zip(ps) {
             let passage = &mut examples[*ei]["passages"][*pi];
             set_no_res_prob(passage, model_name, p);
@@ -236,6 +249,21 @@ fn json_mode(
         None => std::io::stdout().write_all(out.as_bytes())?,
     }
     Ok(())
+}
+
+/// Names the passage of a prompt that does not fit in the model's context window.
+fn too_long(e: ragscope_infer::InferError, name: impl Fn(usize) -> String) -> Failure {
+    match e {
+        ragscope_infer::InferError::ContextOverflow {
+            prompt,
+            tokens,
+            context_length,
+        } => err(format!(
+            "{}: its prompt has {tokens} tokens, more than the model's context length of {context_length}; shorten or split the passage",
+            name(prompt)
+        )),
+        other => err(other.to_string()),
+    }
 }
 
 fn example_label(ex: &Value) -> String {
@@ -445,7 +473,9 @@ fn run_mode_tsv(args: &Args, scorer: &NoResponseScorer) -> Result<(), Failure> {
     let bar = progress(jobs.len() as u64, args.quiet);
     for batch in jobs.chunks(args.batch_size) {
         let items: Vec<(&str, &str)> = batch.iter().map(|j| (j.3, j.4)).collect();
-        let ps = scorer.score(&items)?;
+        let ps = scorer
+            .score(&items)
+            .map_err(|e| too_long(e, |i| format!("query {}, docno {}", batch[i].0, batch[i].1)))?;
         let mut lines = String::new();
         for (j, p) in batch.iter().zip(ps) {
             lines.push_str(&format!("{}\t{}\t{}\t{}\n", j.0, j.1, u8::from(j.2), p));

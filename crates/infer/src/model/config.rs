@@ -1,4 +1,4 @@
-//! Hyper-parameters of a Llama-family model from GGUF metadata (`{arch}.*` keys).
+//! Hyper-parameters of a Llama-family or Gemma 3 model from GGUF metadata (`{arch}.*` keys).
 
 use crate::error::{InferError, Result};
 use crate::gguf::GgufFile;
@@ -28,9 +28,33 @@ pub struct ModelConfig {
     pub rope_freq_scale: f32,
     pub rope_layout: RopeLayout,
     pub context_length: usize,
+    /// Gemma 3 specifics (None for the Llama family).
+    pub gemma: Option<GemmaConfig>,
 }
 
-pub const SUPPORTED_ARCHS: &[&str] = &["llama", "qwen2", "smollm", "mistral"];
+/// What Gemma 3 adds to the Llama layout (llama.cpp `llm_build_gemma3_iswa`): embeddings scaled
+/// by √d, RMS-normed Q and K per head, norms after attention and FFN too, GeGLU, and local
+/// sliding-window layers (their own RoPE base) interleaved with global ones.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GemmaConfig {
+    /// Keys a local layer's query sees: positions p with q − p < window.
+    pub sliding_window: Option<usize>,
+    /// Every `swa_pattern`-th layer is global, the others local (llama.cpp `set_swa_pattern(6)`).
+    pub swa_pattern: usize,
+    /// RoPE base of the local layers (llama.cpp's `rope_freq_base_train_swa`).
+    pub rope_base_local: f32,
+    /// Scale of Q·K (1/√key_length).
+    pub attn_scale: f32,
+}
+
+impl GemmaConfig {
+    /// Whether layer `il` attends through the sliding window.
+    pub fn is_local(&self, il: usize) -> bool {
+        self.sliding_window.is_some() && il % self.swa_pattern < self.swa_pattern - 1
+    }
+}
+
+pub const SUPPORTED_ARCHS: &[&str] = &["llama", "qwen2", "smollm", "mistral", "gemma3"];
 
 impl ModelConfig {
     pub fn from_gguf(g: &GgufFile) -> Result<Self> {
@@ -148,7 +172,21 @@ impl ModelConfig {
             }
         };
         let context_length = g.get_u64(&key("context_length"))?.unwrap_or(2048) as usize;
-        let rope_layout = if arch == "qwen2" {
+        let gemma = if arch == "gemma3" {
+            let window = g
+                .get_u64(&key("attention.sliding_window"))?
+                .map(|v| v as usize)
+                .filter(|&v| v > 0);
+            Some(GemmaConfig {
+                sliding_window: window,
+                swa_pattern: 6,
+                rope_base_local: g.get_f64(&key("rope.freq_base_swa"))?.unwrap_or(10000.0) as f32,
+                attn_scale: 1.0 / (head_dim as f32).sqrt(),
+            })
+        } else {
+            None
+        };
+        let rope_layout = if arch == "qwen2" || arch == "gemma3" {
             RopeLayout::NeoX
         } else {
             RopeLayout::Normal
@@ -179,6 +217,7 @@ impl ModelConfig {
             rope_freq_scale,
             rope_layout,
             context_length,
+            gemma,
         })
     }
 }

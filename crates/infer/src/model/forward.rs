@@ -1,13 +1,15 @@
-//! The prefill forward pass in f32, following llama.cpp's `llm_build_llama` / `llm_build_qwen2`:
+//! The forward pass in f32, following llama.cpp's `llm_build_llama` / `llm_build_qwen2`:
 //! RMSNorm → Q/K/V (+bias) → RoPE → causal grouped-query attention → output projection →
-//! residual → RMSNorm → SwiGLU FFN → residual; final RMSNorm and LM head only at each prompt's
-//! last position. All prompts of a batch share the matmuls (their tokens are concatenated);
-//! attention stays within each prompt and positions restart at 0 for each.
+//! residual → RMSNorm → SwiGLU FFN → residual; final RMSNorm and LM head only at each sequence's
+//! last new token. All sequences of a batch share the matmuls (their new tokens are
+//! concatenated); attention stays within each sequence, over its KV cache. A prefill is a pass
+//! over whole prompts with empty caches; a decoding step is a pass of one token per sequence.
 
+use super::cache::KvCache;
 use super::config::RopeLayout;
 use super::matmul::{gemm_nt, matmul};
 use super::parallel::par_map;
-use super::{Layer, Model, PrefillOutput};
+use super::{Layer, Model};
 
 /// RMSNorm with the sum of squares in f64, like ggml's `ggml_compute_forward_rms_norm_f32`.
 fn rms_norm(x: &mut [f32], dim: usize, weight: &[f32], eps: f32) {
@@ -31,21 +33,27 @@ fn add_bias(x: &mut [f32], dim: usize, bias: &Option<Vec<f32>>) {
     }
 }
 
-/// Per-position cos/sin tables, computed as ggml's `rope_cache_init` does (theta multiplied
-/// step by step in f32, divided by the optional frequency factors, scaled by freq_scale).
-fn rope_tables(model: &Model, max_pos: usize) -> (Vec<f32>, Vec<f32>) {
+/// cos/sin for the given positions (one row of `n_rot/2` each), computed as ggml's
+/// `rope_cache_init` does (theta multiplied step by step in f32, divided by the optional
+/// frequency factors, scaled by freq_scale).
+fn rope_rows(
+    model: &Model,
+    positions: &[usize],
+    base: f32,
+    freq_scale: f32,
+) -> (Vec<f32>, Vec<f32>) {
     let c = &model.config;
     let half = c.n_rot / 2;
-    let theta_scale = c.rope_base.powf(-2.0 / c.n_rot as f32);
-    let mut cos = vec![0f32; max_pos * half];
-    let mut sin = vec![0f32; max_pos * half];
-    for p in 0..max_pos {
+    let theta_scale = base.powf(-2.0 / c.n_rot as f32);
+    let mut cos = vec![0f32; positions.len() * half];
+    let mut sin = vec![0f32; positions.len() * half];
+    for (r, &p) in positions.iter().enumerate() {
         let mut theta = p as f32;
         for i in 0..half {
             let ff = model.rope_freqs.as_ref().map_or(1.0, |f| f[i]);
-            let t = c.rope_freq_scale * (theta / ff);
-            cos[p * half + i] = t.cos();
-            sin[p * half + i] = t.sin();
+            let t = freq_scale * (theta / ff);
+            cos[r * half + i] = t.cos();
+            sin[r * half + i] = t.sin();
             theta *= theta_scale;
         }
     }
@@ -76,125 +84,201 @@ fn apply_rope(
     }
 }
 
-struct Batch<'a> {
-    prompts: &'a [&'a [u32]],
-    /// Offset of each prompt's first token in the concatenated batch.
+/// One forward pass's sequences: each brings its new tokens and its cache (whose length is the
+/// position of its first new token).
+pub(crate) struct Seq<'a> {
+    pub tokens: &'a [u32],
+    pub cache: &'a mut KvCache,
+}
+
+/// Where each sequence's new tokens sit in the concatenated batch.
+struct Layout {
+    /// Offset of each sequence's first new token in the batch.
     starts: Vec<usize>,
+    /// Number of new tokens of each sequence.
+    lens: Vec<usize>,
+    /// Position of each sequence's first new token (its cache length before the pass).
+    pasts: Vec<usize>,
     n_tok: usize,
 }
 
-/// Causal attention for the rows `queries` (global token indices, each attending to its own
-/// prompt's tokens up to itself). Returns `queries.len() × (n_head·head_dim)`.
 struct HeadGeometry {
     hd: usize,
     q_dim: usize,
     kv_dim: usize,
     group: usize,
     scale: f32,
+    /// Sliding window of a local layer: a query at q sees keys p with q − p < window.
+    window: Option<usize>,
 }
 
-/// Attention of one head for a block of query rows of one prompt; returns `rows × hd`.
-/// Scores and the weighted sum of values run through the matmul kernel on packed copies of
-/// the head's Q, K and Vᵀ (keys up to the block's last query; later keys are masked).
+/// Query rows per attention task and keys per tile: the scores of one task are `QB × KB`
+/// whatever the prompt length, so attention's memory grows linearly with the prompt.
+const QB: usize = 32;
+const KB: usize = 64;
+
+/// One attention task: a block of query rows of one sequence, one head.
+struct Task {
+    seq: usize,
+    /// Indices into the pass's query list.
+    q0: usize,
+    q1: usize,
+    head: usize,
+}
+
+/// Causal attention of one head for a block of query rows of one sequence, over the keys of its
+/// cache slot, in tiles of `KB` keys with an online softmax (running max and sum, the
+/// accumulated output rescaled when the max grows; Milakov & Gimelshein 2018, as in
+/// FlashAttention). Scores and the weighted sum of values run through the matmul kernel on packed
+/// copies of the tile's keys and transposed values. Returns `rows × hd`.
 fn attend(
     g: &HeadGeometry,
-    batch: &Batch,
     q: &[f32],
-    k: &[f32],
-    v: &[f32],
+    keys: &[f32],
+    values: &[f32],
     queries: &[(usize, usize)],
     h: usize,
 ) -> Vec<f32> {
     let (hd, q_dim, kv_dim) = (g.hd, g.q_dim, g.kv_dim);
     let kvh = h / g.group;
     let n_q = queries.len();
-    let start = batch.starts[queries[0].1];
-    let last = queries.iter().map(|&(t, _)| t).max().unwrap_or(start);
-    let n_k = last + 1 - start;
+    // queries: (batch row, position); a row sees keys 0..=position.
+    let n_k = queries.iter().map(|&(_, pos)| pos).max().unwrap_or(0) + 1;
+    let first = |pos: usize| g.window.map_or(0, |w| (pos + 1).saturating_sub(w));
     let mut qh = Vec::with_capacity(n_q * hd);
-    for &(tok, _) in queries {
-        qh.extend_from_slice(&q[tok * q_dim + h * hd..tok * q_dim + (h + 1) * hd]);
+    for &(row, _) in queries {
+        qh.extend_from_slice(&q[row * q_dim + h * hd..row * q_dim + (h + 1) * hd]);
     }
-    let mut kh = Vec::with_capacity(n_k * hd);
-    let mut vt = vec![0f32; hd * n_k];
-    for j in 0..n_k {
-        let row = (start + j) * kv_dim + kvh * hd;
-        kh.extend_from_slice(&k[row..row + hd]);
-        for (d, &x) in v[row..row + hd].iter().enumerate() {
-            vt[d * n_k + j] = x;
+    for v in qh.iter_mut() {
+        *v *= g.scale;
+    }
+    let mut acc = vec![0f32; n_q * hd];
+    let mut run_max = vec![f32::NEG_INFINITY; n_q];
+    let mut run_sum = vec![0f64; n_q];
+    let mut kt = vec![0f32; KB * hd];
+    let mut vt = vec![0f32; hd * KB];
+    let mut scores = vec![0f32; n_q * KB];
+    let mut part = vec![0f32; n_q * hd];
+    // Tiles before the earliest key any row sees are skipped (sliding-window layers).
+    let mut j0 = queries
+        .iter()
+        .map(|&(_, pos)| first(pos))
+        .min()
+        .unwrap_or(0)
+        / KB
+        * KB;
+    while j0 < n_k {
+        let kb = KB.min(n_k - j0);
+        for j in 0..kb {
+            let row = (j0 + j) * kv_dim + kvh * hd;
+            kt[j * hd..(j + 1) * hd].copy_from_slice(&keys[row..row + hd]);
+            for (d, &x) in values[row..row + hd].iter().enumerate() {
+                vt[d * kb + j] = x;
+            }
+        }
+        gemm_nt(&qh, n_q, &kt[..kb * hd], kb, hd, &mut scores[..n_q * kb]);
+        for (i, &(_, pos)) in queries.iter().enumerate() {
+            let row = &mut scores[i * kb..(i + 1) * kb];
+            let visible = (pos + 1).saturating_sub(j0).min(kb);
+            let from = first(pos).saturating_sub(j0).min(visible);
+            row[..from].fill(0.0);
+            let tile_max = row[from..visible]
+                .iter()
+                .fold(f32::NEG_INFINITY, |m, &s| m.max(s));
+            let new_max = run_max[i].max(tile_max);
+            if new_max > run_max[i] && run_max[i] > f32::NEG_INFINITY {
+                let c = (run_max[i] - new_max).exp();
+                run_sum[i] *= c as f64;
+                for a in &mut acc[i * hd..(i + 1) * hd] {
+                    *a *= c;
+                }
+            }
+            run_max[i] = new_max;
+            let mut sum = 0f64;
+            for s in row[from..visible].iter_mut() {
+                *s = (*s - new_max).exp();
+                sum += *s as f64;
+            }
+            row[visible..].fill(0.0);
+            run_sum[i] += sum;
+        }
+        gemm_nt(&scores[..n_q * kb], n_q, &vt[..hd * kb], hd, kb, &mut part);
+        for (a, p) in acc.iter_mut().zip(&part) {
+            *a += p;
+        }
+        j0 += kb;
+    }
+    for (i, out) in acc.chunks_exact_mut(hd).enumerate() {
+        let inv = (1.0 / run_sum[i]) as f32;
+        for a in out {
+            *a *= inv;
         }
     }
-    let mut scores = vec![0f32; n_q * n_k];
-    gemm_nt(&qh, n_q, &kh, n_k, hd, &mut scores);
-    for (i, &(tok, _)) in queries.iter().enumerate() {
-        let row = &mut scores[i * n_k..(i + 1) * n_k];
-        let visible = tok + 1 - start;
-        let mut max = f32::NEG_INFINITY;
-        for s in row[..visible].iter_mut() {
-            *s *= g.scale;
-            max = max.max(*s);
-        }
-        let mut sum = 0f64;
-        for s in row[..visible].iter_mut() {
-            *s = (*s - max).exp();
-            sum += *s as f64;
-        }
-        let inv = (1.0 / sum) as f32;
-        for s in row[..visible].iter_mut() {
-            *s *= inv;
-        }
-        row[visible..].fill(0.0);
-    }
-    let mut out = vec![0f32; n_q * hd];
-    gemm_nt(&scores, n_q, &vt, hd, n_k, &mut out);
-    out
+    acc
 }
 
+/// Attention for the query rows `queries` (batch row, sequence, position), grouped by sequence.
+/// Returns `queries.len() × (n_head·head_dim)`.
 fn attention(
     model: &Model,
-    batch: &Batch,
+    seqs: &[Seq],
+    slot: usize,
     q: &[f32],
-    k: &[f32],
-    v: &[f32],
-    queries: &[(usize, usize)],
+    queries: &[(usize, usize, usize)],
 ) -> Vec<f32> {
     let c = &model.config;
     let (hd, n_head, n_kv) = (c.head_dim, c.n_head, c.n_head_kv);
     let q_dim = n_head * hd;
-    let kv_dim = n_kv * hd;
-    let group = n_head / n_kv;
-    let scale = 1.0 / (hd as f32).sqrt();
-    // One task per head and block of up to QB query rows of the same prompt.
-    const QB: usize = 32;
-    let mut tasks = Vec::new();
-    let mut qi = 0;
-    while qi < queries.len() {
-        let prompt = queries[qi].1;
-        let mut end = qi + 1;
-        while end < queries.len() && end - qi < QB && queries[end].1 == prompt {
-            end += 1;
-        }
-        for h in 0..n_head {
-            tasks.push((qi, end, h));
-        }
-        qi = end;
-    }
     let geo = HeadGeometry {
         hd,
         q_dim,
-        kv_dim,
-        group,
-        scale,
+        kv_dim: n_kv * hd,
+        group: n_head / n_kv,
+        scale: c
+            .gemma
+            .as_ref()
+            .map_or(1.0 / (hd as f32).sqrt(), |g| g.attn_scale),
+        window: c
+            .gemma
+            .as_ref()
+            .filter(|g| g.is_local(slot))
+            .and_then(|g| g.sliding_window),
     };
+    let mut tasks = Vec::new();
+    let mut qi = 0;
+    while qi < queries.len() {
+        let seq = queries[qi].1;
+        let mut end = qi + 1;
+        while end < queries.len() && end - qi < QB && queries[end].1 == seq {
+            end += 1;
+        }
+        for head in 0..n_head {
+            tasks.push(Task {
+                seq,
+                q0: qi,
+                q1: end,
+                head,
+            });
+        }
+        qi = end;
+    }
+    let rows: Vec<(usize, usize)> = queries.iter().map(|&(r, _, p)| (r, p)).collect();
     let results = par_map(tasks.len(), |t| {
-        let (q0, q1, h) = tasks[t];
-        attend(&geo, batch, q, k, v, &queries[q0..q1], h)
+        let task = &tasks[t];
+        let cache = &seqs[task.seq].cache;
+        attend(
+            &geo,
+            q,
+            &cache.k[cache.slot(slot)],
+            &cache.v[cache.slot(slot)],
+            &rows[task.q0..task.q1],
+            task.head,
+        )
     });
     let mut y = vec![0f32; queries.len() * q_dim];
-    for (t, out) in results.into_iter().enumerate() {
-        let (q0, _, h) = tasks[t];
+    for (task, out) in tasks.iter().zip(results) {
         for (i, src) in out.chunks_exact(hd).enumerate() {
-            let dst = (q0 + i) * q_dim + h * hd;
+            let dst = (task.q0 + i) * q_dim + task.head * hd;
             y[dst..dst + hd].copy_from_slice(src);
         }
     }
@@ -203,6 +287,59 @@ fn attention(
 
 fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
+}
+
+/// GELU, tanh approximation (ggml's `ggml_gelu_f32`, Gemma's `gelu_pytorch_tanh`).
+fn gelu_f32(x: f32) -> f32 {
+    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+    0.5 * x * (1.0 + (SQRT_2_OVER_PI * x * (1.0 + 0.044_715 * x * x)).tanh())
+}
+
+/// GELU as ggml's CPU backend computes it (`GGML_GELU_FP16` in ggml-cpu/vec.h): the input rounded
+/// to f16, the tanh formula on that value, the result rounded to f16 (its 64k-entry table), and
+/// the tails clamped (0 below −10, x above 10). Matching this rounding keeps the logits within
+/// f32 noise of llama.cpp's on Gemma models instead of ~1e-3 apart.
+fn gelu(x: f32) -> f32 {
+    if GELU_LIKE_GGML {
+        if x <= -10.0 {
+            0.0
+        } else if x >= 10.0 {
+            x
+        } else {
+            half::f16::from_f32(gelu_f32(half::f16::from_f32(x).to_f32())).to_f32()
+        }
+    } else {
+        gelu_f32(x)
+    }
+}
+
+const GELU_LIKE_GGML: bool = true;
+
+/// RoPE tables of a pass's rows: the global base, and Gemma's local base when it differs.
+struct Ropes {
+    global: (Vec<f32>, Vec<f32>),
+    local: Option<(Vec<f32>, Vec<f32>)>,
+}
+
+impl Ropes {
+    fn new(model: &Model, positions: &[usize]) -> Self {
+        let c = &model.config;
+        let global = rope_rows(model, positions, c.rope_base, c.rope_freq_scale);
+        let local = c
+            .gemma
+            .as_ref()
+            .filter(|g| g.sliding_window.is_some())
+            .map(|g| rope_rows(model, positions, g.rope_base_local, 1.0));
+        Ropes { global, local }
+    }
+
+    fn for_layer(&self, model: &Model, li: usize) -> (&[f32], &[f32]) {
+        let local = model.config.gemma.as_ref().is_some_and(|g| g.is_local(li));
+        match (&self.local, local) {
+            (Some((c, s)), true) => (c, s),
+            _ => (&self.global.0, &self.global.1),
+        }
+    }
 }
 
 /// Rows of `x` (dim wide) at `rows`.
@@ -216,16 +353,18 @@ fn gather(x: &[f32], dim: usize, rows: &[usize]) -> Vec<f32> {
 
 fn layer_forward(
     model: &Model,
-    layer: &Layer,
-    batch: &Batch,
+    li: usize,
+    seqs: &mut [Seq],
+    lay: &Layout,
     x: &mut Vec<f32>,
-    cos: &[f32],
-    sin: &[f32],
+    ropes: &Ropes,
     last: bool,
 ) {
+    let layer: &Layer = &model.layers[li];
     let c = &model.config;
+    let (cos, sin) = ropes.for_layer(model, li);
     let d = c.n_embd;
-    let n = batch.n_tok;
+    let n = lay.n_tok;
     let mut h = x.clone();
     rms_norm(&mut h, d, &layer.attn_norm, c.rms_eps);
     let mut q = matmul(&h, n, &layer.wq);
@@ -234,59 +373,71 @@ fn layer_forward(
     add_bias(&mut q, layer.wq.rows, &layer.bq);
     add_bias(&mut k, layer.wk.rows, &layer.bk);
     add_bias(&mut v, layer.wv.rows, &layer.bv);
-    let half = c.n_rot / 2;
-    for (p, prompt) in batch.prompts.iter().enumerate() {
-        for pos in 0..prompt.len() {
-            let t = batch.starts[p] + pos;
-            let (cs, sn) = (
-                &cos[pos * half..(pos + 1) * half],
-                &sin[pos * half..(pos + 1) * half],
-            );
-            let qd = layer.wq.rows;
-            let kd = layer.wk.rows;
-            apply_rope(
-                &mut q[t * qd..(t + 1) * qd],
-                c.n_head,
-                c.head_dim,
-                c.n_rot,
-                c.rope_layout,
-                cs,
-                sn,
-            );
-            apply_rope(
-                &mut k[t * kd..(t + 1) * kd],
-                c.n_head_kv,
-                c.head_dim,
-                c.n_rot,
-                c.rope_layout,
-                cs,
-                sn,
-            );
-        }
+    if let Some(w) = &layer.q_norm {
+        rms_norm(&mut q, c.head_dim, w, c.rms_eps);
     }
-    // In the last layer only each prompt's last row feeds the output, so attention, the output
+    if let Some(w) = &layer.k_norm {
+        rms_norm(&mut k, c.head_dim, w, c.rms_eps);
+    }
+    let half = c.n_rot / 2;
+    let (qd, kd) = (layer.wq.rows, layer.wk.rows);
+    for t in 0..n {
+        let (cs, sn) = (
+            &cos[t * half..(t + 1) * half],
+            &sin[t * half..(t + 1) * half],
+        );
+        apply_rope(
+            &mut q[t * qd..(t + 1) * qd],
+            c.n_head,
+            c.head_dim,
+            c.n_rot,
+            c.rope_layout,
+            cs,
+            sn,
+        );
+        apply_rope(
+            &mut k[t * kd..(t + 1) * kd],
+            c.n_head_kv,
+            c.head_dim,
+            c.n_rot,
+            c.rope_layout,
+            cs,
+            sn,
+        );
+    }
+    // Each sequence's new keys and values join its cache (a scratch slot starts empty per layer).
+    for (s, seq) in seqs.iter_mut().enumerate() {
+        let slot = seq.cache.slot(li);
+        let (r0, r1) = (lay.starts[s], lay.starts[s] + lay.lens[s]);
+        let keeps = seq.cache.keeps();
+        let (kc, vc) = (&mut seq.cache.k[slot], &mut seq.cache.v[slot]);
+        if !keeps {
+            kc.clear();
+            vc.clear();
+        }
+        kc.extend_from_slice(&k[r0 * kd..r1 * kd]);
+        vc.extend_from_slice(&v[r0 * kd..r1 * kd]);
+    }
+    // In the last layer only each sequence's last row feeds the output, so attention, the output
     // projection and the FFN run for those rows alone (llama.cpp's `inp_out_ids`).
-    let queries: Vec<(usize, usize)> = if last {
-        batch
-            .prompts
-            .iter()
-            .enumerate()
-            .map(|(p, pr)| (batch.starts[p] + pr.len() - 1, p))
-            .collect()
-    } else {
-        batch
-            .prompts
-            .iter()
-            .enumerate()
-            .flat_map(|(p, pr)| (0..pr.len()).map(move |i| (i, p)))
-            .map(|(i, p)| (batch.starts[p] + i, p))
-            .collect()
-    };
-    let attn = attention(model, batch, &q, &k, &v, &queries);
+    let queries: Vec<(usize, usize, usize)> = (0..seqs.len())
+        .flat_map(|s| {
+            let from = if last { lay.lens[s] - 1 } else { 0 };
+            (from..lay.lens[s]).map(move |i| (lay.starts[s] + i, s, lay.pasts[s] + i))
+        })
+        .collect();
+    let attn = attention(model, seqs, li, &q, &queries);
     let rows = queries.len();
-    let o = matmul(&attn, rows, &layer.wo);
+    let mut o = matmul(&attn, rows, &layer.wo);
+    if let Some(w) = &layer.post_attn_norm {
+        rms_norm(&mut o, d, w, c.rms_eps);
+    }
     let mut resid = if last {
-        gather(x, d, &queries.iter().map(|&(t, _)| t).collect::<Vec<_>>())
+        gather(
+            x,
+            d,
+            &queries.iter().map(|&(t, _, _)| t).collect::<Vec<_>>(),
+        )
     } else {
         std::mem::take(x)
     };
@@ -297,54 +448,71 @@ fn layer_forward(
     rms_norm(&mut h, d, &layer.ffn_norm, c.rms_eps);
     let g = matmul(&h, rows, &layer.w_gate);
     let u = matmul(&h, rows, &layer.w_up);
-    let act: Vec<f32> = g.iter().zip(&u).map(|(&g, &u)| silu(g) * u).collect();
-    let down = matmul(&act, rows, &layer.w_down);
+    let act: Vec<f32> = if c.gemma.is_some() {
+        g.iter().zip(&u).map(|(&g, &u)| gelu(g) * u).collect()
+    } else {
+        g.iter().zip(&u).map(|(&g, &u)| silu(g) * u).collect()
+    };
+    let mut down = matmul(&act, rows, &layer.w_down);
+    if let Some(w) = &layer.post_ffn_norm {
+        rms_norm(&mut down, d, w, c.rms_eps);
+    }
     for (r, dv) in resid.iter_mut().zip(&down) {
         *r += dv;
     }
     *x = resid;
 }
 
-pub(super) fn prefill(model: &Model, prompts: &[&[u32]]) -> PrefillOutput {
+/// Runs each sequence's new tokens (non-empty, checked by the caller) through the model after
+/// what its cache holds, appends their keys and values to the cache, and returns each
+/// sequence's logits at its last new token.
+pub(crate) fn forward(model: &Model, seqs: &mut [Seq]) -> Vec<Vec<f32>> {
     let c = &model.config;
     let d = c.n_embd;
-    let mut starts = Vec::with_capacity(prompts.len());
-    let mut n_tok = 0;
-    for p in prompts {
-        starts.push(n_tok);
-        n_tok += p.len();
-    }
-    let batch = Batch {
-        prompts,
-        starts,
-        n_tok,
+    let mut lay = Layout {
+        starts: Vec::with_capacity(seqs.len()),
+        lens: Vec::with_capacity(seqs.len()),
+        pasts: Vec::with_capacity(seqs.len()),
+        n_tok: 0,
     };
-    let max_len = prompts.iter().map(|p| p.len()).max().unwrap_or(0);
-    let (cos, sin) = rope_tables(model, max_len);
+    let mut positions = Vec::new();
+    for s in seqs.iter() {
+        lay.starts.push(lay.n_tok);
+        lay.lens.push(s.tokens.len());
+        lay.pasts.push(s.cache.len());
+        positions.extend((0..s.tokens.len()).map(|i| s.cache.len() + i));
+        lay.n_tok += s.tokens.len();
+    }
+    let ropes = Ropes::new(model, &positions);
 
-    let mut x = vec![0f32; n_tok * d];
-    for (t, &id) in prompts.iter().flat_map(|p| p.iter()).enumerate() {
+    let mut x = vec![0f32; lay.n_tok * d];
+    for (t, &id) in seqs.iter().flat_map(|s| s.tokens.iter()).enumerate() {
         model
             .token_embd
             .dequantize_rows(id as usize, &mut x[t * d..(t + 1) * d]);
     }
-    let n_layer = model.layers.len();
-    for (i, layer) in model.layers.iter().enumerate() {
-        layer_forward(model, layer, &batch, &mut x, &cos, &sin, i + 1 == n_layer);
+    if c.gemma.is_some() {
+        let scale = (d as f32).sqrt();
+        for v in x.iter_mut() {
+            *v *= scale;
+        }
     }
-    // After the last layer x holds one row per prompt (or all rows if there were no layers).
+    let n_layer = model.layers.len();
+    for i in 0..n_layer {
+        layer_forward(model, i, seqs, &lay, &mut x, &ropes, i + 1 == n_layer);
+    }
+    for (s, seq) in seqs.iter_mut().enumerate() {
+        seq.cache.advance(lay.lens[s]);
+    }
+    // After the last layer x holds one row per sequence (or all rows if there were no layers).
     if n_layer == 0 {
-        let last: Vec<usize> = prompts
-            .iter()
-            .enumerate()
-            .map(|(p, pr)| batch.starts[p] + pr.len() - 1)
+        let last: Vec<usize> = (0..seqs.len())
+            .map(|s| lay.starts[s] + lay.lens[s] - 1)
             .collect();
         x = gather(&x, d, &last);
     }
     rms_norm(&mut x, d, &model.output_norm, c.rms_eps);
     let head = model.output.as_ref().unwrap_or(&model.token_embd);
-    let logits = matmul(&x, prompts.len(), head);
-    PrefillOutput {
-        last_logits: logits.chunks_exact(c.n_vocab).map(|r| r.to_vec()).collect(),
-    }
+    let logits = matmul(&x, seqs.len(), head);
+    logits.chunks_exact(c.n_vocab).map(|r| r.to_vec()).collect()
 }

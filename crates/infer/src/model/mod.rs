@@ -1,12 +1,15 @@
-//! Llama-family models (`llama`, `qwen2`, `smollm`, `mistral`) and their prefill-only forward pass.
+//! Llama-family models (`llama`, `qwen2`, `smollm`, `mistral`): prefill (for utilities) and
+//! decoding steps over a per-sequence KV cache (for greedy answers).
 
+mod cache;
 mod config;
 mod forward;
 mod matmul;
 mod parallel;
 mod weights;
 
-pub use config::{ModelConfig, RopeLayout, SUPPORTED_ARCHS};
+pub use cache::KvCache;
+pub use config::{GemmaConfig, ModelConfig, RopeLayout, SUPPORTED_ARCHS};
 pub use weights::Matrix;
 
 use crate::error::{InferError, Result};
@@ -27,6 +30,12 @@ pub(crate) struct Layer {
     w_gate: Matrix,
     w_up: Matrix,
     w_down: Matrix,
+    /// Gemma 3: per-head RMSNorm of Q and K (head_dim weights).
+    q_norm: Option<Vec<f32>>,
+    k_norm: Option<Vec<f32>>,
+    /// Gemma 3: RMSNorm of the attention and FFN outputs before their residual adds.
+    post_attn_norm: Option<Vec<f32>>,
+    post_ffn_norm: Option<Vec<f32>>,
 }
 
 /// A loaded model: configuration plus weights (still in their GGUF encodings).
@@ -59,6 +68,15 @@ impl Model {
         let kv_dim = c.n_head_kv * c.head_dim;
         let token_embd = l.matrix("token_embd.weight", d, c.n_vocab)?;
         let mut layers = Vec::with_capacity(c.n_layer);
+        // Tensors only Gemma 3 has: required there, not read otherwise.
+        let is_gemma = c.gemma.is_some();
+        let gemma = |v: Result<Vec<f32>>| -> Result<Option<Vec<f32>>> {
+            if is_gemma {
+                v.map(Some)
+            } else {
+                Ok(None)
+            }
+        };
         for i in 0..c.n_layer {
             let p = |s: &str| format!("blk.{i}.{s}");
             layers.push(Layer {
@@ -74,6 +92,10 @@ impl Model {
                 w_gate: l.matrix(&p("ffn_gate.weight"), d, ff)?,
                 w_up: l.matrix(&p("ffn_up.weight"), d, ff)?,
                 w_down: l.matrix(&p("ffn_down.weight"), ff, d)?,
+                q_norm: gemma(l.vector(&p("attn_q_norm.weight"), c.head_dim))?,
+                k_norm: gemma(l.vector(&p("attn_k_norm.weight"), c.head_dim))?,
+                post_attn_norm: gemma(l.vector(&p("post_attention_norm.weight"), d))?,
+                post_ffn_norm: gemma(l.vector(&p("post_ffw_norm.weight"), d))?,
             });
         }
         let output_norm = l.vector("output_norm.weight", d)?;
@@ -117,9 +139,9 @@ impl Model {
         self.config.n_vocab
     }
 
-    /// Runs the prompts (each a non-empty token list, any lengths) through the model and
-    /// returns each one's logits at its last position.
-    pub fn prefill(&self, prompts: &[&[u32]]) -> Result<PrefillOutput> {
+    /// Checks that every prompt is non-empty, its ids are in the vocabulary, and it fits in the
+    /// context window after `past[i]` cached positions.
+    fn check_prompts(&self, prompts: &[&[u32]], past: &[usize]) -> Result<()> {
         for (i, p) in prompts.iter().enumerate() {
             if p.is_empty() {
                 return Err(InferError::Forward(format!("prompt {i} is empty")));
@@ -130,12 +152,90 @@ impl Model {
                     self.config.n_vocab
                 )));
             }
+            let total = past.get(i).copied().unwrap_or(0) + p.len();
+            if total > self.config.context_length {
+                return Err(InferError::ContextOverflow {
+                    prompt: i,
+                    tokens: total,
+                    context_length: self.config.context_length,
+                });
+            }
         }
+        Ok(())
+    }
+
+    /// Runs the prompts (each a non-empty token list, any lengths, at most the context length)
+    /// through the model and returns each one's logits at its last position.
+    pub fn prefill(&self, prompts: &[&[u32]]) -> Result<PrefillOutput> {
+        self.check_prompts(prompts, &[])?;
         if prompts.is_empty() {
             return Ok(PrefillOutput {
                 last_logits: Vec::new(),
             });
         }
-        Ok(forward::prefill(self, prompts))
+        let mut caches: Vec<KvCache> = prompts.iter().map(|_| KvCache::scratch()).collect();
+        let mut seqs: Vec<forward::Seq> = prompts
+            .iter()
+            .zip(caches.iter_mut())
+            .map(|(tokens, cache)| forward::Seq { tokens, cache })
+            .collect();
+        Ok(PrefillOutput {
+            last_logits: forward::forward(self, &mut seqs),
+        })
+    }
+
+    /// Like [`Model::prefill`], and returns each prompt's KV cache for decoding.
+    pub fn prefill_cached(&self, prompts: &[&[u32]]) -> Result<(PrefillOutput, Vec<KvCache>)> {
+        self.check_prompts(prompts, &[])?;
+        let mut caches: Vec<KvCache> = prompts.iter().map(|_| KvCache::new(self)).collect();
+        if prompts.is_empty() {
+            return Ok((
+                PrefillOutput {
+                    last_logits: Vec::new(),
+                },
+                caches,
+            ));
+        }
+        let mut seqs: Vec<forward::Seq> = prompts
+            .iter()
+            .zip(caches.iter_mut())
+            .map(|(tokens, cache)| forward::Seq { tokens, cache })
+            .collect();
+        let last_logits = forward::forward(self, &mut seqs);
+        Ok((PrefillOutput { last_logits }, caches))
+    }
+
+    /// One decoding step: appends `tokens[i]` to sequence `i` (whose cache came from
+    /// [`Model::prefill_cached`]) and returns each sequence's logits for the next token.
+    pub fn decode_step(
+        &self,
+        caches: &mut [&mut KvCache],
+        tokens: &[u32],
+    ) -> Result<Vec<Vec<f32>>> {
+        if caches.len() != tokens.len() {
+            return Err(InferError::Forward(format!(
+                "{} caches for {} tokens",
+                caches.len(),
+                tokens.len()
+            )));
+        }
+        if caches.iter().any(|c| !c.keeps()) {
+            return Err(InferError::Forward(
+                "decoding needs a cache from prefill_cached".into(),
+            ));
+        }
+        let singles: Vec<[u32; 1]> = tokens.iter().map(|&t| [t]).collect();
+        let prompts: Vec<&[u32]> = singles.iter().map(|t| t.as_slice()).collect();
+        let past: Vec<usize> = caches.iter().map(|c| c.len()).collect();
+        self.check_prompts(&prompts, &past)?;
+        if tokens.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut seqs: Vec<forward::Seq> = prompts
+            .iter()
+            .zip(caches.iter_mut())
+            .map(|(tokens, cache)| forward::Seq { tokens, cache })
+            .collect();
+        Ok(forward::forward(self, &mut seqs))
     }
 }

@@ -11,6 +11,8 @@ pub(crate) struct Bpe {
     /// Merge rank keyed by "left right".
     ranks: HashMap<String, u32>,
     byte_chars: [char; 256],
+    /// The inverse of `byte_chars`, for decoding.
+    char_bytes: HashMap<char, u8>,
 }
 
 /// GPT-2's reversible byte → character map: printable Latin-1 bytes map to themselves, the other
@@ -43,11 +45,28 @@ impl Bpe {
             };
             ranks.entry(format!("{a} {b}")).or_insert(i as u32);
         }
+        let byte_chars = byte_chars();
+        let char_bytes = (0..=255u8).map(|b| (byte_chars[b as usize], b)).collect();
         Ok(Bpe {
             pre,
             ranks,
-            byte_chars: byte_chars(),
+            byte_chars,
+            char_bytes,
         })
+    }
+
+    /// The bytes a normal token stands for (llama.cpp's `llama_decode_text`): each character maps
+    /// back to its byte; a character outside the byte map is kept as UTF-8.
+    pub(crate) fn decode_token(&self, text: &str, out: &mut Vec<u8>) {
+        for ch in text.chars() {
+            match self.char_bytes.get(&ch) {
+                Some(&b) => out.push(b),
+                None => {
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+        }
     }
 
     pub(crate) fn encode(&self, text: &str, vocab: &HashMap<String, u32>, out: &mut Vec<u32>) {

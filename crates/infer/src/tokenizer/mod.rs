@@ -56,6 +56,12 @@ const FORCED_CONTROL: &[&str] = &[
     "<end_of_utterance>",
 ];
 
+/// The byte of a SentencePiece byte token `<0xXX>`.
+fn spm_byte(text: &str) -> Option<u8> {
+    let hex = text.strip_prefix("<0x")?.strip_suffix('>')?;
+    u8::from_str_radix(hex, 16).ok()
+}
+
 #[derive(Debug)]
 enum Model {
     Bpe(Box<bpe::Bpe>),
@@ -362,6 +368,48 @@ impl Tokenizer {
 
     pub fn eos_text(&self) -> &str {
         self.eos.and_then(|i| self.token_text(i)).unwrap_or("")
+    }
+
+    /// Whether generation ends at this token (llama.cpp's `llama_vocab_is_eog`): the EOS token
+    /// or one of the end-of-turn tokens llama.cpp detects by their text.
+    pub fn is_end_of_generation(&self, id: u32) -> bool {
+        Some(id) == self.eos
+            || self
+                .token_text(id)
+                .is_some_and(|t| FORCED_CONTROL.contains(&t))
+    }
+
+    /// Appends the bytes token `id` stands for, as llama.cpp's `llama_token_to_piece` with
+    /// `special = false`: control tokens write nothing, user-defined ones their text, byte
+    /// tokens their byte, unknown ones U+2585; SentencePiece's U+2581 becomes a space.
+    pub fn token_bytes(&self, id: u32, out: &mut Vec<u8>) {
+        let (Some(text), Some(kind)) = (self.token_text(id), self.token_kind(id)) else {
+            return;
+        };
+        match kind {
+            TokenKind::Control | TokenKind::Unused | TokenKind::Undefined => {}
+            TokenKind::Unknown => out.extend_from_slice("\u{2585}".as_bytes()),
+            TokenKind::UserDefined => out.extend_from_slice(text.as_bytes()),
+            TokenKind::Byte => match (&self.model, spm_byte(text)) {
+                (Model::Spm(_), Some(b)) => out.push(b),
+                (Model::Bpe(bpe), _) => bpe.decode_token(text, out),
+                (Model::Spm(_), None) => out.extend_from_slice(text.as_bytes()),
+            },
+            TokenKind::Normal => match &self.model {
+                Model::Bpe(bpe) => bpe.decode_token(text, out),
+                Model::Spm(_) => out.extend_from_slice(text.replace('\u{2581}', " ").as_bytes()),
+            },
+        }
+    }
+
+    /// The text of a token sequence (pieces concatenated, invalid UTF-8 replaced), as
+    /// llama-cpp-python's `detokenize`.
+    pub fn decode(&self, ids: &[u32]) -> String {
+        let mut bytes = Vec::new();
+        for &id in ids {
+            self.token_bytes(id, &mut bytes);
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 
     /// The `tokenizer.chat_template` metadata, if the file has one.
