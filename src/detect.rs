@@ -196,9 +196,7 @@ mod tests {
                 "{path}"
             );
         }
-        for path in [
-            "nuggetizer/pool.jsonl",
-        ] {
+        for path in ["nuggetizer/pool.jsonl"] {
             assert!(
                 matches!(detect_kind(&shared(path)), Unsupported(_)),
                 "{path}: {:?}",

@@ -1,5 +1,5 @@
-pub mod answers;
 pub mod agreement;
+pub mod answers;
 pub mod app;
 pub mod charts;
 pub mod controls;

@@ -1,15 +1,15 @@
 //! One file per subcommand, each exposing `Args` (clap) and `run`.
 
-pub mod citations;
 pub mod agreement;
 pub mod answer;
+pub mod citations;
 pub mod common;
 pub mod compare;
 pub mod correlate;
 pub mod elo;
 pub mod eval;
-pub mod judge;
 pub mod graded;
+pub mod judge;
 pub mod nuggets;
 pub mod trec_eval;
 pub mod udcg;
