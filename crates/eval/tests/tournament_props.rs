@@ -195,3 +195,23 @@ fn bradley_terry_two_agents_closed_form() {
     assert!((r[0].rating - (1500.0 + diff / 2.0)).abs() < 1e-9, "{r:?}");
     assert!((r[1].rating - (1500.0 - diff / 2.0)).abs() < 1e-9, "{r:?}");
 }
+
+#[test]
+fn trec_eval_q_output_of_several_runs_is_split_at_runid_lines() {
+    let text = "map\tq1\t0.5\nP_5\tq1\t0.2\nmap\tq2\t0.25\nrunid\tall\tA\nmap\tall\t0.375\n\
+                map\tq1\t0.1\nmap\tq2\t0.9\nrunid\tall\tB\n";
+    let t = topic_scores::parse("scores.txt", text, Some("map")).unwrap();
+    assert_eq!(t.runs.len(), 2);
+    assert_eq!(t.runs["A"]["q2"], 0.25);
+    assert_eq!(t.runs["B"]["q1"], 0.1);
+    let e = topic_scores::parse("scores.txt", text, None).unwrap_err();
+    assert!(
+        e.to_string().contains("2 measures in the file (P_5, map)"),
+        "{e}"
+    );
+    let e = topic_scores::parse("s.txt", "map\tq1\tx\n", None).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "s.txt:1:8: field `map`: value 'x' is not a number"
+    );
+}
