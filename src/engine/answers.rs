@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use ragscope_eval::answers::nugget_scores::{self, Compat, SCORE_NAMES};
 use ragscope_eval::answers::nuggetizer::{
-    self, AssignedAnswer, AssignedRun, Assignment, TopicNuggets as NuggetList,
+    self, AssignedRun, Assignment, TopicNuggets as NuggetList,
 };
 use ragscope_eval::answers::open_rag_eval::{self, OreAnswer};
 use ragscope_eval::answers::trec_rag::{self, RagAnswer};
@@ -70,13 +70,8 @@ impl AnswerFiles {
             }
             AnswerFile::OpenRagEvalResults => {
                 let scored = open_rag_eval::read_results(name, bytes).map_err(err)?;
-                let answers: Vec<AssignedAnswer> =
-                    scored.iter().filter_map(|s| s.assigned()).collect();
                 let stem = nuggetizer::file_stem(name);
-                let mut runs = nuggetizer::group_runs(name, stem, answers).map_err(err)?;
-                for r in &mut runs {
-                    r.run_id = format!("{stem}#{}", r.run_id);
-                }
+                let runs = open_rag_eval::assigned_runs(name, stem, &scored).map_err(err)?;
                 let summary = format!(
                     "{} scored answers (Open RAG Eval), {} with nugget judgments",
                     scored.len(),

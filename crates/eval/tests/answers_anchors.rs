@@ -356,3 +356,38 @@ fn a_bom_split_over_chunks_is_skipped() {
     // A lone partial BOM is junk with a position, not a panic.
     assert!(nuggetizer::parse_assignments("x", &[0xEF, 0xBB]).is_err());
 }
+
+/// The default graded scores are trec_eval's at relevance level 2: trec_eval 10.0's own
+/// `-l2 -q` output on graded qrels (grades -1..4) is the oracle, per topic and averaged.
+#[test]
+fn graded_default_equals_trec_eval_at_level_two() {
+    let qrels =
+        ragscope_eval::parse_qrels("qrels.rel_level", &read("trec_eval/qrels.rel_level")).unwrap();
+    let run = ragscope_eval::parse_run("results.test", &read("trec_eval/results.test")).unwrap();
+    let s = graded::score_run(&run, &qrels, 10, GradedCompat::TrecEval);
+    let out = String::from_utf8(read("trec_eval/out.test.aql")).unwrap();
+    let mut checked = 0;
+    for line in out.lines() {
+        let f: Vec<&str> = line.split('\t').map(str::trim).collect();
+        if f.len() != 3 {
+            continue;
+        }
+        let scores = if f[1] == "all" {
+            s.mean
+        } else {
+            match s.topics.iter().find(|t| t.qid == f[1]) {
+                Some(t) => t.scores,
+                None => continue,
+            }
+        };
+        let got = match f[0] {
+            "P_10" => scores.precision.unwrap(),
+            "map_cut_10" => scores.average_precision.unwrap(),
+            "recip_rank" => scores.reciprocal_rank,
+            _ => continue,
+        };
+        assert_eq!(format!("{got:.4}"), f[2], "{line}");
+        checked += 1;
+    }
+    assert_eq!(checked, 12, "3 measures × (3 topics + all)");
+}

@@ -278,7 +278,7 @@ fn drill_down(a: &AnswersReport, i: usize) -> Html {
 
 /// V_strict (y) against mean answer length L (x), one point per run, the frontier joined.
 fn pareto_chart(mode: &AnswersMode) -> Html {
-    let (w, h, left, right, top, bottom) = (520.0, 360.0, 52.0, 16.0, 12.0, 42.0);
+    let (w, h, left, right, top, bottom) = (520.0, 360.0, 52.0, 16.0, 26.0, 42.0);
     // means are in score order: V_strict first, L last.
     let points: Vec<(f64, f64)> = mode.runs.iter().map(|r| (r.means[6], r.means[0])).collect();
     let xt = {

@@ -59,13 +59,9 @@ pub fn read_runs(path: &str) -> Result<Vec<AssignedRun>, String> {
     let stem = nuggetizer::file_stem(path);
     if path.to_ascii_lowercase().ends_with(".csv") {
         let scored = open_rag_eval::read_results(path, file).map_err(|e| e.to_string())?;
-        let answers: Vec<_> = scored.iter().filter_map(|s| s.assigned()).collect();
-        if answers.is_empty() {
+        let runs = open_rag_eval::assigned_runs(path, stem, &scored).map_err(|e| e.to_string())?;
+        if runs.is_empty() {
             return Err(format!("{path}: no AutoNugget judgments in the file"));
-        }
-        let mut runs = nuggetizer::group_runs(path, stem, answers).map_err(|e| e.to_string())?;
-        for r in &mut runs {
-            r.run_id = format!("{stem}#{}", r.run_id);
         }
         return Ok(runs);
     }

@@ -518,6 +518,23 @@ impl OreScored {
     }
 }
 
+/// The AutoNugget judgments of a results file as nuggetizer runs named `STEM#run_n`, in
+/// repetition order.
+pub fn assigned_runs(
+    file: &str,
+    stem: &str,
+    scored: &[OreScored],
+) -> Result<Vec<super::nuggetizer::AssignedRun>, InputError> {
+    let mut by_run: Vec<&OreScored> = scored.iter().collect();
+    by_run.sort_by_key(|s| s.run); // stable: rows keep their order within a repetition
+    let answers: Vec<AssignedAnswer> = by_run.iter().filter_map(|s| s.assigned()).collect();
+    let mut runs = super::nuggetizer::group_runs(file, stem, answers)?;
+    for r in &mut runs {
+        r.run_id = format!("{stem}#{}", r.run_id);
+    }
+    Ok(runs)
+}
+
 /// True when a CSV header line looks like an Open RAG Eval results file.
 pub fn is_results_header(header: &str) -> bool {
     header.contains("run_1_generated_answer") || header.contains("run_1_retrieved_passages")
