@@ -19,6 +19,8 @@ use ragscope_eval::{EvalOptions, Measure, Results};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+pub mod inference;
+
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;
 /// Rows of a ranked list sent to the UI for the topic drill-down.
@@ -52,6 +54,11 @@ pub struct Workspace {
     udcg_json: Vec<(FileId, String, UdcgDataset)>,
     contexts: Option<(FileId, String, Vec<ContextSet>)>,
     loading: HashMap<FileId, Loading>,
+    /// The text of each loaded UDCG JSON file (questions and passages to compute utilities for).
+    udcg_sources: HashMap<FileId, (String, String)>,
+    /// The model opened for "compute locally", and the utilities being computed with it.
+    local: Option<inference::LocalModel>,
+    job: Option<inference::UtilityJob>,
 }
 
 impl Workspace {
@@ -102,6 +109,7 @@ impl Workspace {
                 });
                 out
             }
+            Request::Compute(c) => self.handle_compute(c),
             Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
                 Ok(view) => Response::Topic(view),
                 Err(error) => Response::TopicFailed { error },
@@ -122,6 +130,7 @@ impl Workspace {
         }
         self.runs.retain(|(r, _, _)| *r != id);
         self.udcg_json.retain(|(r, _, _)| *r != id);
+        self.udcg_sources.remove(&id);
     }
 
     /// Parses the next slice of a file; an error drops the file (and only it).
@@ -243,8 +252,10 @@ impl Workspace {
                 Ok((FileKind::Utilities, summary))
             }
             Loader::Text(FileKind::UdcgJson, bytes) => {
-                let d = reference_json::parse(name, &text(&bytes)?, Convention::Reference)
+                let source = text(&bytes)?;
+                let d = reference_json::parse(name, &source, Convention::Reference)
                     .map_err(|e| e.to_string())?;
+                self.udcg_sources.insert(id, (name.to_string(), source));
                 let summary = format!(
                     "{} examples, models: {}",
                     d.examples.len(),

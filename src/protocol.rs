@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod compute;
+
 /// Identifies a loaded file for the lifetime of the page.
 pub type FileId = u32;
 
@@ -37,6 +39,8 @@ pub enum Request {
     Topic { run: FileId, qid: String },
     /// Forget every file.
     Clear,
+    /// "Compute locally": open a GGUF model, compute utilities, pause/cancel (src/engine/inference.rs).
+    Compute(compute::ComputeRequest),
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -102,6 +106,7 @@ pub enum Response {
     TopicFailed {
         error: String,
     },
+    Compute(compute::ComputeEvent),
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

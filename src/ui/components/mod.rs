@@ -1,5 +1,6 @@
 pub mod app;
 pub mod charts;
+pub mod compute;
 pub mod controls;
 pub mod distribution;
 pub mod drop_zone;
