@@ -45,13 +45,30 @@ async function oracle() {
   return new Map(fx.udcg_anchor.map((e) => [`${e.example_id}\t${e.doc_id}`, e.p_no_response]));
 }
 
-async function loadModelAndData(page) {
-  await page.setInputFiles('#file-input', UDCG);
+/** A UDCG JSON with many long passages (the anchor's questions, passages repeated), so a
+ * computation lasts long enough to be paused and cancelled by clicks. */
+async function bigUdcg() {
+  const examples = JSON.parse(await readFile(UDCG, 'utf8'));
+  const out = [];
+  for (let copy = 0; copy < 20; copy++) {
+    for (const ex of examples) {
+      out.push({ ...ex, example_id: `${ex.example_id}-${copy}`,
+        passages: ex.passages.map((p) => ({ ...p, text: `${p.text} `.repeat(8).trim() })) });
+    }
+  }
+  await mkdir(artifacts, { recursive: true });
+  const path = join(artifacts, 'udcg-big.json');
+  await writeFile(path, JSON.stringify(out));
+  return path;
+}
+
+async function loadModelAndData(page, udcg = UDCG) {
+  await page.setInputFiles('#file-input', udcg);
   await page.waitForSelector('.file[data-kind="udcg-json"]', { timeout: 30_000 });
   await page.click('#compute summary');
   await page.setInputFiles('#model-file', MODEL);
   await page.waitForSelector('#compute-model', { timeout: 60_000 });
-  await page.waitForSelector('#compute-gpu[data-webgpu]', { timeout: 30_000 });
+  await page.waitForSelector('#compute-gpu[data-webgpu="true"], #compute-gpu[data-webgpu="false"]', { timeout: 30_000 });
 }
 
 test('utilities computed in the page match llama.cpp (and so the CLI), and load as the utilities file', async () => {
@@ -98,7 +115,7 @@ test('utilities computed in the page match llama.cpp (and so the CLI), and load 
 
 test('pause, resume and cancel', async () => {
   const { page, errors } = await openApp();
-  await loadModelAndData(page);
+  await loadModelAndData(page, await bigUdcg());
   await page.click('#compute-start');
   await page.click('#compute-pause');
   await page.waitForSelector('#compute-resume', { timeout: 30_000 });
@@ -106,10 +123,10 @@ test('pause, resume and cancel', async () => {
   const held = await page.$eval('#compute-progress', (e) => Number(e.dataset.done));
   await page.waitForTimeout(500);
   assert.equal(await page.$eval('#compute-progress', (e) => Number(e.dataset.done)), held, 'no passage computed while paused');
-  assert.ok(held < 15, `paused after ${held} of 15`);
+  assert.ok(held < 300, `paused after ${held} of 300`);
   await screenshot(page, 'desktop-compute-paused');
   await page.click('#compute-resume');
-  await page.waitForSelector('#compute-done', { timeout: 120_000 });
+  await page.waitForSelector('#compute-done', { timeout: 300_000 });
 
   // A second run, cancelled at once: nothing new is kept, the first result stays loaded.
   await page.click('#compute-start');

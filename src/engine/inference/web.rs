@@ -173,7 +173,11 @@ enum Next {
     Gone,
 }
 
+/// Progress messages at most this often: each one re-renders the page.
+const PROGRESS_EVERY_S: f64 = 0.1;
+
 async fn run_job(scope: &mut Scope, ws: &mut Workspace) -> bool {
+    let mut last_progress = f64::NEG_INFINITY;
     loop {
         // Let the worker's event loop deliver queued messages (and post ours), then read them.
         gloo::timers::future::TimeoutFuture::new(0).await;
@@ -204,15 +208,17 @@ async fn run_job(scope: &mut Scope, ws: &mut Workspace) -> bool {
         let step = ws.compute_step();
         let Some(job) = ws.job() else { return true };
         job.add_seconds(now_seconds() - start);
-        let response = match step {
-            Ok(_) => Response::Compute(ComputeEvent::Progress(job.progress())),
-            Err(e) => {
-                let _ = ws.cancel_compute();
-                return send(scope, Response::Compute(ComputeEvent::Failed(e))).await;
+        let progress = job.progress();
+        if let Err(e) = step {
+            let _ = ws.cancel_compute();
+            return send(scope, Response::Compute(ComputeEvent::Failed(e))).await;
+        }
+        let now = now_seconds();
+        if now - last_progress >= PROGRESS_EVERY_S {
+            last_progress = now;
+            if !send(scope, Response::Compute(ComputeEvent::Progress(progress))).await {
+                return false;
             }
-        };
-        if !send(scope, response).await {
-            return false;
         }
     }
 }
