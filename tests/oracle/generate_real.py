@@ -75,6 +75,7 @@ def f32_twin(path, twin):
     import gguf
 
     if not os.path.exists(twin):
+        os.makedirs(os.path.dirname(twin), exist_ok=True)
         params = llama_cpp.llama_model_quantize_default_params()
         params.ftype = 0  # LLAMA_FTYPE_ALL_F32
         params.allow_requantize = True

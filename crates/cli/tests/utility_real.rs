@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::Command;
 
 const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
-/// p relative to llama.cpp on the F32 twin (crates/infer/tests/real_models.rs states the measured
-/// deviation).
-const P_REL_TOL: f64 = 1e-4;
+/// p relative to llama.cpp on the F32 twin, as in crates/infer/tests/real_models.rs (measured
+/// there: 7.5e-6 at worst).
+const P_REL_TOL: f64 = 3e-5;
 
 /// Same rule as xtask/src/models.rs.
 fn model_cache() -> PathBuf {
