@@ -31,6 +31,14 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                     Err(error) => vec![Response::EvalFailed { generation, error }],
                 }
             }
+            // Compute locally: model from the picked file, utilities step by step (pause/cancel).
+            #[cfg(target_arch = "wasm32")]
+            Request::Compute(c) => {
+                if !crate::engine::inference::web::drive(&mut scope, &mut workspace, c).await {
+                    return;
+                }
+                vec![]
+            }
             other => workspace.handle(other),
         };
         for response in responses {

@@ -22,6 +22,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 mod answers;
+pub mod inference;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;
@@ -58,6 +59,11 @@ pub struct Workspace {
     answers: answers::AnswerFiles,
     tournament: tournament::TournamentFiles,
     loading: HashMap<FileId, Loading>,
+    /// The text of each loaded UDCG JSON file (questions and passages to compute utilities for).
+    udcg_sources: HashMap<FileId, (String, String)>,
+    /// The model opened for "compute locally", and the utilities being computed with it.
+    local: Option<inference::LocalModel>,
+    job: Option<inference::UtilityJob>,
 }
 
 impl Workspace {
@@ -108,6 +114,7 @@ impl Workspace {
                 });
                 out
             }
+            Request::Compute(c) => self.handle_compute(c),
             Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
                 Ok(view) => Response::Topic(view),
                 Err(error) => Response::TopicFailed { error },
@@ -130,6 +137,7 @@ impl Workspace {
         self.tournament.remove(id);
         self.udcg_json.retain(|(r, _, _)| *r != id);
         self.answers.remove(id);
+        self.udcg_sources.remove(&id);
     }
 
     /// Parses the next slice of a file; an error drops the file (and only it).
@@ -252,8 +260,10 @@ impl Workspace {
                 Ok((FileKind::Utilities, summary))
             }
             Loader::Text(FileKind::UdcgJson, bytes) => {
-                let d = reference_json::parse(name, &text(&bytes)?, Convention::Reference)
+                let source = text(&bytes)?;
+                let d = reference_json::parse(name, &source, Convention::Reference)
                     .map_err(|e| e.to_string())?;
+                self.udcg_sources.insert(id, (name.to_string(), source));
                 let summary = format!(
                     "{} examples, models: {}",
                     d.examples.len(),

@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod tournament;
+pub mod compute;
 
 /// Identifies a loaded file for the lifetime of the page.
 pub type FileId = u32;
@@ -39,6 +40,8 @@ pub enum Request {
     Topic { run: FileId, qid: String },
     /// Forget every file.
     Clear,
+    /// "Compute locally": open a GGUF model, compute utilities, pause/cancel (src/engine/inference.rs).
+    Compute(compute::ComputeRequest),
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -104,6 +107,7 @@ pub enum Response {
     TopicFailed {
         error: String,
     },
+    Compute(compute::ComputeEvent),
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]

@@ -123,6 +123,8 @@ pub struct AppState {
     pub tab: Tab,
     pub theme: Theme,
     pub topic: Option<TopicView>,
+    /// "Compute locally" (model, WebGPU, utilities being computed).
+    pub compute: crate::ui::compute_state::ComputeState,
     next_error: u32,
 }
 
@@ -245,6 +247,9 @@ pub enum Action {
     CycleTheme,
     /// Forget every file and result.
     Clear,
+    /// A GGUF file was picked for "compute locally" and is being opened in the worker.
+    ComputeOpening(String),
+    ComputeStarted,
 }
 
 impl Reducible for AppState {
@@ -348,6 +353,13 @@ impl Reducible for AppState {
                 s.topic = None;
                 s.push_error(error);
             }
+            Action::Worker(Response::Compute(event)) => {
+                if let Some(e) = crate::ui::compute_state::apply(&mut s, event) {
+                    s.push_error(e);
+                }
+            }
+            Action::ComputeOpening(name) => crate::ui::compute_state::opening(&mut s, name),
+            Action::ComputeStarted => crate::ui::compute_state::started(&mut s),
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),
             Action::Notify(message) => s.push_error(message),
             Action::SetTab(t) => s.tab = t,

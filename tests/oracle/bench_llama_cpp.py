@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Prefill throughput of llama.cpp (llama-cpp-python) on a random-weight model with
-SmolLM2-135M's shapes in Q8_0, to compare with crates/infer's `prefill_bench` example.
+"""Prefill throughput of llama.cpp (llama-cpp-python) on a real GGUF model (`--model`, e.g.
+SmolLM2-135M-Instruct Q4_1 from `cargo xtask models`) with the paper's prompt and ~400-token
+passages, or on a random-weight model with SmolLM2-135M's shapes in Q8_0; compare with
+crates/infer's `prefill_bench` example on the prompts.json written here.
 
     python tests/oracle/bench_llama_cpp.py --out /tmp/infer-bench --threads 2 --prompts 8 --tokens 256
     cargo run --release -p ragscope-infer --example prefill_bench -- \
@@ -77,6 +79,35 @@ def write_model(path):
     w.close()
 
 
+def real_prompts(path, n):
+    """The paper's prompt through the model's own chat template with ~400-token passages (three
+    consecutive NQ contexts of ../shared/data/litm), tokenized by llama.cpp: what UDCG scores."""
+    import generate
+    import gguf
+
+    field = gguf.GGUFReader(path).fields.get("tokenizer.chat_template")
+    template = field.contents()
+    from llama_cpp import Llama
+
+    # Not generate.llama(): that one disables the repacked kernels for the whole process.
+    vocab = Llama(model_path=path, vocab_only=True, verbose=False)
+    bos = vocab.detokenize([vocab.token_bos()], special=True).decode() if vocab.token_bos() >= 0 else ""
+    eos = vocab.detokenize([vocab.token_eos()], special=True).decode() if vocab.token_eos() >= 0 else ""
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "data", "litm",
+                        "nq20_subset.jsonl")
+    prompts = []
+    with open(data, encoding="utf-8") as f:
+        for line in f:
+            r = json.loads(line)
+            text = "\n\n".join(c["title"] + "\n" + c["text"] for c in r["ctxs"][:3])
+            user = generate.USER_TEMPLATE.format(text=text, question=r["question"])
+            rendered = generate.render_chat(template, generate.SYSTEM_PROMPT, user, bos, eos)
+            prompts.append(vocab.tokenize(rendered.encode("utf-8"), add_bos=False, special=True))
+            if len(prompts) == n:
+                break
+    return prompts
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -85,23 +116,30 @@ def main():
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--decode", type=int, default=0,
                     help="instead: time N greedy decoding steps after each prompt (one sequence at a time)")
+    ap.add_argument("--model", help="a real GGUF model: real prompts (~400-token passages) instead of random ids")
+    ap.add_argument("--no-repack", action="store_true",
+                    help="disable llama.cpp's repacked CPU kernels (they crash on the tiny random models here)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "smollm2-135m-shape-q8_0.gguf")
-    if not os.path.exists(path):
-        write_model(path)
-    rng = np.random.default_rng(7)
-    prompts = [[int(t) for t in rng.integers(0, VOCAB, args.tokens)] for _ in range(args.prompts)]
+    import generate
+
+    if args.model:
+        path = args.model
+        prompts = real_prompts(path, args.prompts)
+    else:
+        path = os.path.join(args.out, "smollm2-135m-shape-q8_0.gguf")
+        if not os.path.exists(path):
+            write_model(path)
+        rng = np.random.default_rng(7)
+        prompts = [[int(t) for t in rng.integers(0, VOCAB, args.tokens)] for _ in range(args.prompts)]
     with open(os.path.join(args.out, "prompts.json"), "w") as f:
         json.dump(prompts, f)
 
-    # Same workaround as generate.py: the repacked/AMX kernels segfault on this host.
-    import generate
-
-    generate._no_extra_buffers()
+    if args.no_repack or not args.model:
+        generate._no_extra_buffers()
     from llama_cpp import Llama
 
-    n_ctx = args.tokens + args.decode + 8
+    n_ctx = max(len(p) for p in prompts) + args.decode + 8
     llm = Llama(model_path=path, n_ctx=n_ctx, n_batch=n_ctx, n_ubatch=n_ctx, type_k=0, type_v=0,
                 n_threads=args.threads, n_threads_batch=args.threads, verbose=False)
     llm.reset()

@@ -57,11 +57,15 @@ fn udcg() -> Result {
     ]))
 }
 
-/// Prefill tokens/s of the CPU engine vs llama-cpp-python on the same random-weight model with
-/// SmolLM2-135M's shapes in Q8_0 and the same prompts, at 1 and 2 threads, alternating runs.
+/// Prefill tokens/s of the CPU engine vs llama-cpp-python on the real SmolLM2-135M-Instruct Q4_1
+/// file (`cargo xtask models`), the paper's prompt through the model's chat template with
+/// ~400-token passages (tests/oracle/bench_llama_cpp.py writes the token ids both engines run),
+/// at 1 and 2 threads, alternating runs, medians of 3. llama.cpp evaluates one prompt per pass;
+/// ragscope is shown with one prompt per pass and with 8 (what `ragscope utility` does).
 fn infer() -> Result {
     let oracle = root().join("tests/oracle");
     let python = cmd::venv(&oracle.join(".venv"), &oracle.join("requirements.txt"))?;
+    let model = crate::models::ensure(&crate::models::SMOLLM2)?;
     let dir = bench_dir().join("infer");
     step("building the prefill bench (release)");
     run(cmd::cargo().args([
@@ -73,43 +77,44 @@ fn infer() -> Result {
         "prefill_bench",
     ]))?;
     let ours = root().join("target/release/examples/prefill_bench");
-    let model = dir.join("smollm2-135m-shape-q8_0.gguf");
     let prompts = dir.join("prompts.json");
+    step(&format!(
+        "bench infer: {} (8 prompts, paper's prompt, ~400-token passages)",
+        model.display()
+    ));
     println!(
-        "\n{:>8} {:>22} {:>22} {:>10}",
-        "threads", "llama.cpp tokens/s", "ragscope tokens/s", "ratio"
+        "\n{:>8} {:>20} {:>22} {:>22} {:>10}",
+        "threads", "llama.cpp tok/s", "ragscope tok/s (1)", "ragscope tok/s (8)", "ratio (1)"
     );
     for threads in [1, 2] {
-        let (mut theirs, mut mine) = (Vec::new(), Vec::new());
+        let (mut theirs, mut one, mut eight) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..3 {
             let out = cmd::output(
                 Command::new(&python)
                     .arg(root().join("tests/oracle/bench_llama_cpp.py"))
                     .arg("--out")
                     .arg(&dir)
-                    .args([
-                        "--threads",
-                        &threads.to_string(),
-                        "--prompts",
-                        "8",
-                        "--tokens",
-                        "256",
-                    ]),
+                    .arg("--model")
+                    .arg(&model)
+                    .args(["--threads", &threads.to_string(), "--prompts", "8"]),
             )
             .ok_or("llama.cpp bench failed")?;
             theirs.push(tokens_per_s(&out)?);
-            let out = cmd::output(
-                Command::new(&ours)
-                    .arg("--model")
-                    .arg(&model)
-                    .args(["--threads", &threads.to_string(), "--prompts-file"])
-                    .arg(&prompts),
-            )
-            .ok_or("prefill_bench failed")?;
-            mine.push(tokens_per_s(&out)?);
+            for (batch, into) in [("1", &mut one), ("8", &mut eight)] {
+                let out = cmd::output(
+                    Command::new(&ours)
+                        .arg("--model")
+                        .arg(&model)
+                        .args(["--threads", &threads.to_string(), "--batch", batch])
+                        .arg("--prompts-file")
+                        .arg(&prompts),
+                )
+                .ok_or("prefill_bench failed")?;
+                into.push(tokens_per_s(&out)?);
+            }
         }
-        let (t, m) = (median(theirs), median(mine));
-        println!("{threads:>8} {t:>22.1} {m:>22.1} {:>9.2}x", m / t);
+        let (t, a, b) = (median(theirs), median(one), median(eight));
+        println!("{threads:>8} {t:>20.1} {a:>22.1} {b:>22.1} {:>9.2}x", a / t);
     }
     infer_decode(&python, &dir)
 }

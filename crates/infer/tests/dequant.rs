@@ -63,10 +63,25 @@ fn dequantization_matches_gguf_python_block_by_block() {
                 );
             }
         }
-        // Whole row at once as well.
-        let mut row = vec![0f32; n];
+        // Whole row at once as well (several blocks in one call): every value, not only the length.
+        assert_eq!(
+            want.len(),
+            n,
+            "{} ({}): fixture length",
+            ty.name(),
+            case["source"]
+        );
+        let mut row = vec![f32::NAN; n];
         dequantize_row(ty, &raw, &mut row).unwrap();
-        assert_eq!(row.len(), want.len());
+        for (j, (&g, &w)) in row.iter().zip(&want).enumerate() {
+            let w = w as f32;
+            assert!(
+                (g - w).abs() <= 1e-6 * w.abs().max(1e-3),
+                "{} ({}) whole row, weight {j}: got {g}, gguf says {w}",
+                ty.name(),
+                case["source"]
+            );
+        }
     }
     for t in [
         "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K",

@@ -1,7 +1,10 @@
 //! Last-position logits and p(NO-RESPONSE) against llama.cpp (f32 KV cache).
 //!
-//! F32/F16 models: logits within 1e-4 × max|logit|, p within 1e-4 relative. Quantized (and BF16)
-//! models: within 1e-3. For every model stored in anything but F32 the reference is llama.cpp on
+//! Every model (F32, F16, BF16, Q4_0…Q8_0, K-quants): last-position logits within
+//! `LOGIT_TOL` = 1e-6 × max|logit| and p(NO-RESPONSE) within `P_REL_TOL` = 2e-5 relative. Measured
+//! 2026-11-22 on x86-64 (AVX-512 kernels): worst 3.3e-7 × max|logit| and 4.3e-6 relative (the
+//! portable kernels sum in a different order; the margin covers them). For every model stored in
+//! anything but F32 the reference is llama.cpp on
 //! the dequantized F32 twin, because llama.cpp's CPU path converts activations to the weights'
 //! dot-product type (F16, BF16, Q8) and this engine computes in f32; the deviation from
 //! llama.cpp's own run on the file is printed for information.
@@ -11,6 +14,10 @@ mod common;
 use ragscope_infer::gguf::{GgufFile, VecSource};
 use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplate};
 use ragscope_infer::{Model, Tokenizer};
+
+/// What the README advertises, with ~3× margin over the measured worst case (see above).
+const LOGIT_TOL: f64 = 1e-6;
+const P_REL_TOL: f64 = 2e-5;
 
 fn load(file: &str) -> (Model, Tokenizer) {
     let path = common::fixtures_dir().join(file);
@@ -34,12 +41,6 @@ fn logits_and_p_no_response_match_llama_cpp() {
         models += 1;
         let (model, tok) = load(fx["model_file"].as_str().unwrap());
         let quantized = fx["reference"].as_str().unwrap().contains("twin");
-        let float_only = fx["weight_types"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|t| matches!(t.as_str(), Some("F32") | Some("F16")));
-        let tol = if float_only { 1e-4 } else { 1e-3 };
         let target = common::ids(&fx["no_response_ids"])[0];
         let prompts: Vec<Vec<u32>> = entries.iter().map(|e| common::ids(&e["ids"])).collect();
         let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
@@ -59,15 +60,15 @@ fn logits_and_p_no_response_match_llama_cpp() {
                 .fold(0f64, |m, (&g, &w)| m.max((g as f64 - w).abs()));
             worst_logit = worst_logit.max(diff / max_abs);
             assert!(
-                diff <= tol * max_abs,
-                "{name} prompt {i}: max |logit diff| {diff:e} > {tol} × {max_abs}"
+                diff <= LOGIT_TOL * max_abs,
+                "{name} prompt {i}: max |logit diff| {diff:e} > {LOGIT_TOL} × {max_abs}"
             );
             let p = token_probability(got, target);
             let want_p = e["p_no_response"].as_f64().unwrap();
             let rel = (p - want_p).abs() / want_p;
             worst_p = worst_p.max(rel);
             assert!(
-                rel <= tol,
+                rel <= P_REL_TOL,
                 "{name} prompt {i}: p(NO-RESPONSE) {p} vs llama.cpp {want_p} (rel {rel:e})"
             );
             if let Some(qp) = e["quantized_p_no_response"].as_f64() {
@@ -119,7 +120,7 @@ fn logits_and_p_no_response_match_llama_cpp() {
             for (i, p) in ps.iter().enumerate() {
                 let want = entries[i]["p_no_response"].as_f64().unwrap();
                 assert!(
-                    (p - want).abs() / want <= tol,
+                    (p - want).abs() / want <= P_REL_TOL,
                     "{name} chat {i}: scorer p {p} vs {want}"
                 );
             }

@@ -350,3 +350,62 @@ fn copy_only_sources_load_tensor_by_tensor_with_identical_results() {
         copied.prefill(&[p]).unwrap().last_logits
     );
 }
+
+#[test]
+fn unknown_tensor_type_id_is_named_with_the_tensor() {
+    // 99 is no ggml type at all (a newer or corrupt file).
+    let bytes = Builder::new()
+        .tensor("blk.3.ffn_up.weight", &[32, 1], 99, 32)
+        .build(3);
+    let e = parse(bytes).unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(e, InferError::UnsupportedType { type_id: 99, .. }),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("test.gguf") && msg.contains("blk.3.ffn_up.weight") && msg.contains("99"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unsupported_architecture_message_lists_what_is_supported() {
+    let msg = load(tiny_model("gemma3", 8).build(3))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("test.gguf") && msg.contains("'gemma3'") && msg.contains("llama"),
+        "{msg}"
+    );
+}
+
+/// A real model file cut short (an interrupted download) fails with the tensor that is missing
+/// its bytes, never a panic; checked on SmolLM2-135M when the model cache has it.
+#[test]
+fn truncated_real_model_names_the_tensor() {
+    #[path = "common/real.rs"]
+    mod real;
+    let Some(path) = real::model(real::SMOLLM2_FILE, "truncated real model") else {
+        return;
+    };
+    let full = std::fs::read(&path).unwrap();
+    for keep in [full.len() / 2, full.len() - 1] {
+        let e = parse(full[..keep].to_vec()).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, InferError::Truncated { .. }), "{msg}");
+        assert!(
+            msg.contains("test.gguf") && msg.contains(".weight"),
+            "{msg}"
+        );
+    }
+    // Cut inside the metadata: the key being read is named.
+    let e = parse(full[..4096].to_vec()).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            InferError::Truncated { .. } | InferError::Malformed { .. }
+        ),
+        "{e}"
+    );
+}

@@ -1,6 +1,7 @@
 //! The top-level component: owns the state reducer and the bridge to the evaluation worker.
 
 use super::agreement::AgreementView;
+use super::compute::ComputePanel;
 use super::controls::Controls;
 use super::distribution::DistributionView;
 use super::drop_zone::DropZone;
@@ -134,6 +135,29 @@ fn main_view() -> Html {
                 dispatch.dispatch(Action::Worker(response));
             }
         })
+    };
+
+    // "Compute locally": a result file gets the next file id; opening/starting shows at once.
+    let on_compute = {
+        let (bridge, dispatch, ids) = (bridge.clone(), state.dispatcher(), next_id.clone());
+        Callback::from(
+            move |mut request: crate::protocol::compute::ComputeRequest| {
+                use crate::protocol::compute::ComputeRequest as C;
+                match &mut request {
+                    C::Start { result, .. } => {
+                        let mut n = ids.borrow_mut();
+                        *result = *n;
+                        *n += 1;
+                        dispatch.dispatch(Action::ComputeStarted);
+                    }
+                    C::OpenModel { name, .. } => {
+                        dispatch.dispatch(Action::ComputeOpening(name.clone()))
+                    }
+                    _ => {}
+                }
+                bridge.send(Request::Compute(request));
+            },
+        )
     };
 
     let add_file = {
@@ -424,6 +448,10 @@ fn main_view() -> Html {
                 <ProgressPanel files={state.files.clone()} evaluation={state.awaiting}
                     on_cancel_file={on_remove.clone()} on_cancel_eval={on_cancel_eval} />
                 <FileList files={state.files.clone()} on_remove={on_remove} />
+                <ComputePanel state={state.compute.clone()} on_request={on_compute}
+                    udcg_files={state.files.iter().filter(|f| matches!(&f.status,
+                        FileStatus::Loaded { kind: crate::protocol::FileKind::UdcgJson, .. }))
+                        .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()} />
                 <Controls measures={state.measures.clone()} runs={state.runs()}
                     baseline={state.baseline} test={state.test}
                     on_measures={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetMeasures(v))) }}

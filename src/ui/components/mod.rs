@@ -2,6 +2,7 @@ pub mod agreement;
 pub mod answers;
 pub mod app;
 pub mod charts;
+pub mod compute;
 pub mod controls;
 pub mod distribution;
 pub mod drop_zone;

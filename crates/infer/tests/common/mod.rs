@@ -2,6 +2,8 @@
 //! Shared helpers for the fixture-driven tests. Fixtures come from `tests/oracle/generate.py`
 //! (llama.cpp via llama-cpp-python, and the `gguf` package); a missing fixture fails the test.
 
+pub mod real;
+
 use std::path::PathBuf;
 
 pub fn fixtures_dir() -> PathBuf {

@@ -1,0 +1,103 @@
+//! Messages of "compute locally": a GGUF model the user picked, opened in the worker (never
+//! uploaded: the worker reads slices of the file's Blob), and passage utilities computed with it.
+
+use super::FileId;
+use serde::{Deserialize, Serialize};
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum ComputeRequest {
+    /// Opens the picked GGUF file from an object URL of it (same page, same machine: the worker
+    /// turns it back into a Blob and reads only slices). Replaces the model opened before.
+    OpenModel {
+        url: String,
+        name: String,
+    },
+    /// What WebGPU offers in this worker (adapter, limits, shader-f16).
+    ProbeGpu,
+    /// p(NO-RESPONSE) for every passage of the loaded UDCG JSON file `source`; the utilities are
+    /// kept as the loaded utilities file `result` when done.
+    Start {
+        source: FileId,
+        result: FileId,
+    },
+    Pause,
+    Resume,
+    /// Stops after the passage being computed; nothing is kept.
+    Cancel,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum ComputeEvent {
+    ModelOpened(ModelInfo),
+    ModelFailed(String),
+    Gpu(GpuInfo),
+    Progress(ComputeProgress),
+    /// Every passage is computed; the utilities follow as `Response::Loaded { id: result }`.
+    Done {
+        result: FileId,
+        name: String,
+        /// The utilities TSV (`qid docno relevant no_res_prob model`), for the download.
+        tsv: String,
+        passages: usize,
+        seconds: f64,
+    },
+    Failed(String),
+    Cancelled {
+        done: usize,
+    },
+}
+
+/// What the app shows about a picked model file.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ModelInfo {
+    pub file_name: String,
+    /// `general.name`, else the file name.
+    pub name: String,
+    pub architecture: String,
+    pub file_bytes: u64,
+    pub parameters: u64,
+    pub layers: usize,
+    pub embedding: usize,
+    pub vocabulary: usize,
+    pub context_length: usize,
+    /// (ggml type, tensors, bytes), most bytes first.
+    pub quant_mix: Vec<(String, usize, u64)>,
+    pub load_seconds: f64,
+}
+
+/// WebGPU as seen from the worker; `available: false` says why in `reason`.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct GpuInfo {
+    pub available: bool,
+    pub reason: String,
+    /// vendor / architecture / device / description, as the adapter reports them.
+    pub adapter: String,
+    pub shader_f16: bool,
+    pub limits: Vec<(String, f64)>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Default)]
+pub struct ComputeProgress {
+    pub done: usize,
+    pub total: usize,
+    pub tokens: u64,
+    /// Compute time so far (pauses excluded).
+    pub seconds: f64,
+    pub paused: bool,
+}
+
+impl ComputeProgress {
+    pub fn tokens_per_s(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.tokens as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    /// Seconds left at the pace so far (per passage).
+    pub fn eta_seconds(&self) -> Option<f64> {
+        (self.done > 0 && self.done < self.total)
+            .then(|| self.seconds / self.done as f64 * (self.total - self.done) as f64)
+    }
+}
