@@ -19,6 +19,8 @@ use ragscope_eval::{EvalOptions, Measure, Results};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+pub mod judges;
+
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;
 /// Rows of a ranked list sent to the UI for the topic drill-down.
@@ -51,6 +53,8 @@ pub struct Workspace {
     utility_model: String,
     udcg_json: Vec<(FileId, String, UdcgDataset)>,
     contexts: Option<(FileId, String, Vec<ContextSet>)>,
+    /// Topics and passages, the inputs of LLM judges.
+    judge_files: judges::JudgeFiles,
     loading: HashMap<FileId, Loading>,
 }
 
@@ -102,6 +106,7 @@ impl Workspace {
                 });
                 out
             }
+            Request::Judge(request) => self.judge_now(request),
             Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
                 Ok(view) => Response::Topic(view),
                 Err(error) => Response::TopicFailed { error },
@@ -122,6 +127,7 @@ impl Workspace {
         }
         self.runs.retain(|(r, _, _)| *r != id);
         self.udcg_json.retain(|(r, _, _)| *r != id);
+        self.judge_files.remove(id);
     }
 
     /// Parses the next slice of a file; an error drops the file (and only it).
@@ -261,6 +267,9 @@ impl Workspace {
                 let summary = format!("{} questions, {n} contexts", sets.len());
                 self.contexts = Some((id, name.to_string(), sets));
                 Ok((FileKind::ContextSets, summary))
+            }
+            Loader::Text(kind @ (FileKind::Topics | FileKind::Passages), bytes) => {
+                self.judge_files.keep(id, name, kind, &text(&bytes)?)
             }
             Loader::Text(kind, _) => Err(format!(
                 "{name}: internal: {} is not read as text",
@@ -653,7 +662,7 @@ fn start_loader(name: &str, head: Vec<u8>) -> Result<Loader, String> {
         Detected::Unknown => {
             return Err(format!(
                 "{name}: not a format the app knows (TREC run, qrels, utilities TSV, UDCG JSON, \
-                 context-set JSONL)"
+                 context-set JSONL, topics TSV, passages JSONL)"
             ))
         }
     };

@@ -7,6 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod judges;
+
 /// Identifies a loaded file for the lifetime of the page.
 pub type FileId = u32;
 
@@ -37,6 +39,8 @@ pub enum Request {
     Topic { run: FileId, qid: String },
     /// Forget every file.
     Clear,
+    /// Estimate, start, pause, resume or cancel an LLM judge job.
+    Judge(judges::JudgeRequest),
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -102,6 +106,8 @@ pub enum Response {
     TopicFailed {
         error: String,
     },
+    /// Estimates, progress and results of LLM judge jobs.
+    Judge(judges::JudgeResponse),
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,6 +120,10 @@ pub enum FileKind {
     UdcgJson,
     /// Context sets of the correlation study (JSON Lines).
     ContextSets,
+    /// Questions, `qid<TAB>question` (what judges and `ragscope utility` read).
+    Topics,
+    /// Passage texts, `{"docno","text"}` JSON Lines.
+    Passages,
 }
 
 impl FileKind {
@@ -124,6 +134,8 @@ impl FileKind {
             FileKind::Utilities => "utilities",
             FileKind::UdcgJson => "udcg-json",
             FileKind::ContextSets => "contexts",
+            FileKind::Topics => "topics",
+            FileKind::Passages => "passages",
         }
     }
 }

@@ -2,7 +2,11 @@
 
 pub mod components;
 pub mod download;
+pub mod hooks;
+pub mod judge_keys;
+pub mod judges_state;
 pub mod persist;
+pub mod route;
 pub mod state;
 
 pub use components::app::App;

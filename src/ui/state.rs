@@ -277,7 +277,11 @@ impl Reducible for AppState {
                 // A second qrels (utilities, contexts) file replaces the first, as in the worker.
                 if matches!(
                     kind,
-                    FileKind::Qrels | FileKind::Utilities | FileKind::ContextSets
+                    FileKind::Qrels
+                        | FileKind::Utilities
+                        | FileKind::ContextSets
+                        | FileKind::Topics
+                        | FileKind::Passages
                 ) {
                     s.files.retain(|f| {
                         f.id == id
@@ -318,6 +322,8 @@ impl Reducible for AppState {
                 s.topic = None;
                 s.push_error(error);
             }
+            // The Judges panel has its own reducer (ui::judges_state).
+            Action::Worker(Response::Judge(_)) => {}
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),
             Action::Notify(message) => s.push_error(message),
             Action::SetTab(t) => s.tab = t,
