@@ -1,0 +1,1 @@
+//! A fake provider server for tests (filled in by a later commit).

@@ -1,0 +1,1 @@
+//! End-to-end tests against the fake provider server (filled in by a later commit).
