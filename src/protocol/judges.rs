@@ -141,6 +141,8 @@ pub struct JudgeEstimate {
     /// (query, passage) pairs to judge, and how many requests they take.
     pub items: usize,
     pub requests: usize,
+    /// Requests already answered in this browser's cache (not sent again, not paid again).
+    pub cached: usize,
     /// Estimated tokens: the rendered prompts' input, and the task's output cap.
     pub input_tokens: u64,
     pub output_tokens: u64,

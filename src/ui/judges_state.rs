@@ -376,6 +376,7 @@ mod tests {
             ticket,
             items: 6,
             requests: 6,
+            cached: 0,
             input_tokens: 600,
             output_tokens: 600,
             cost: None,
