@@ -1,6 +1,7 @@
 //! The yew front end: state as a reducer with an action enum, one file per component.
 
 pub mod components;
+pub mod csp;
 pub mod download;
 pub mod hooks;
 pub mod judge_keys;

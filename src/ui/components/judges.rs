@@ -67,6 +67,17 @@ fn host_of(url: &str) -> &str {
     rest.split('/').next().unwrap_or(rest)
 }
 
+/// Whether the page's CSP (its `<meta>` tag) lets the worker fetch `url`.
+fn page_may_connect(url: &str) -> bool {
+    let policy = gloo::utils::document()
+        .query_selector("meta[http-equiv=\"Content-Security-Policy\"]")
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"));
+    let page = gloo::utils::window().location().href().unwrap_or_default();
+    policy.is_none_or(|p| crate::ui::csp::connect_allowed(&p, &page, url))
+}
+
 #[function_component(JudgesPage)]
 pub fn judges_page(props: &Props) -> Html {
     let state = props.state.clone();
@@ -76,10 +87,6 @@ pub fn judges_page(props: &Props) -> Html {
     let estimate = state.current_estimate(&inputs).cloned();
     let running = state.running();
 
-    let set = |make: fn(String) -> JudgeAction| {
-        let d = state.dispatcher();
-        Callback::from(move |e: Event| d.dispatch(make(input_value(&e))))
-    };
     let set_input = |make: fn(String) -> JudgeAction| {
         let d = state.dispatcher();
         Callback::from(move |e: InputEvent| d.dispatch(make(input_value(&e.into()))))
@@ -170,9 +177,18 @@ pub fn judges_page(props: &Props) -> Html {
     let on_cancel = control(JudgeAction::Cancel, |job| JudgeRequest::Cancel { job });
 
     let needs_key = form.provider.needs_key() && form.key.trim().is_empty();
-    let missing = match (&spec, needs_key) {
-        (Err(e), _) => Some(e.clone()),
-        (Ok(_), true) => Some(format!("Enter your {} API key.", form.provider.label())),
+    let blocked = spec
+        .as_ref()
+        .ok()
+        .filter(|s| !page_may_connect(&s.base_url))
+        .map(|s| crate::ui::csp::origin_text(&s.base_url));
+    let missing = match (&spec, needs_key, &blocked) {
+        (Err(e), _, _) => Some(e.clone()),
+        (Ok(_), _, Some(origin)) => Some(format!(
+            "This build's Content-Security-Policy does not allow {origin}: rebuild the app with \
+             RAGSCOPE_JUDGE_ORIGINS=\"{origin}\" (the providers' APIs and local servers are allowed)."
+        )),
+        (Ok(_), true, _) => Some(format!("Enter your {} API key.", form.provider.label())),
         _ => None,
     };
 
@@ -239,7 +255,7 @@ pub fn judges_page(props: &Props) -> Html {
                     </label>
                     <label class="control narrow">
                         <span>{ "Top k" }</span>
-                        <input id="judge-k" type="number" min="1" value={form.k.clone()} onchange={set(JudgeAction::SetK)} />
+                        <input id="judge-k" type="number" min="1" value={form.k.clone()} oninput={set_input(JudgeAction::SetK)} />
                     </label>
                 </fieldset>
                 <fieldset disabled={running}>
@@ -247,17 +263,17 @@ pub fn judges_page(props: &Props) -> Html {
                     <label class="control narrow">
                         <span>{ "Concurrency" }</span>
                         <input id="judge-concurrency" type="number" min="1" max="64" value={form.concurrency.clone()}
-                            onchange={set(JudgeAction::SetConcurrency)} />
+                            oninput={set_input(JudgeAction::SetConcurrency)} />
                     </label>
                     <label class="control narrow">
                         <span>{ "Max cost (USD)" }</span>
                         <input id="judge-max-cost" type="text" inputmode="decimal" placeholder="none"
-                            value={form.max_cost.clone()} onchange={set(JudgeAction::SetMaxCost)} />
+                            value={form.max_cost.clone()} oninput={set_input(JudgeAction::SetMaxCost)} />
                     </label>
                     <label class="control narrow">
                         <span>{ "Max tokens" }</span>
                         <input id="judge-max-tokens" type="text" inputmode="numeric" placeholder="none"
-                            value={form.max_tokens.clone()} onchange={set(JudgeAction::SetMaxTokens)} />
+                            value={form.max_tokens.clone()} oninput={set_input(JudgeAction::SetMaxTokens)} />
                     </label>
                 </fieldset>
             </form>
@@ -292,7 +308,7 @@ pub fn judges_page(props: &Props) -> Html {
                     </details>
                     if !running {
                         <button id="judge-start" class="primary" type="button" onclick={on_start}
-                            disabled={needs_key}>
+                            disabled={needs_key || blocked.is_some()}>
                             { format!("Start: send up to {} requests to {}", e.requests, host_of(&e.endpoint)) }
                         </button>
                     }
