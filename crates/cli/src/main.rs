@@ -34,6 +34,9 @@ enum Command {
     UdcgTrain(commands::correlate::TrainArgs),
     /// Passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG, computed with a local GGUF model.
     Utility(commands::utility::Args),
+    /// LLM judges over HTTP (Anthropic, Gemini, OpenAI, OpenAI-compatible servers): UMBRELA
+    /// relevance grades as TREC qrels, with retries, a cache that resumes, and a budget.
+    Judge(commands::judge::Args),
 }
 
 fn main() -> ExitCode {
@@ -45,5 +48,6 @@ fn main() -> ExitCode {
         Command::Correlate(args) => commands::correlate::run(args),
         Command::UdcgTrain(args) => commands::correlate::train(args),
         Command::Utility(args) => commands::utility::run(args),
+        Command::Judge(args) => commands::judge::run(args),
     }
 }

@@ -4,6 +4,7 @@ pub mod common;
 pub mod compare;
 pub mod correlate;
 pub mod eval;
+pub mod judge;
 pub mod trec_eval;
 pub mod udcg;
 pub mod utility;

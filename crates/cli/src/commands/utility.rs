@@ -81,7 +81,7 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-enum Failure {
+pub(super) enum Failure {
     Usage(String),
     Error(String),
 }
@@ -280,7 +280,7 @@ fn open_lines(
         .map(|(i, l)| (i + 1, l)))
 }
 
-fn read_topics(path: &Path) -> Result<HashMap<String, String>, Failure> {
+pub(super) fn read_topics(path: &Path) -> Result<HashMap<String, String>, Failure> {
     let file = path.display();
     let mut out = HashMap::new();
     for (ln, line) in open_lines(path)? {
@@ -305,7 +305,7 @@ fn read_qrels(path: &Path) -> Result<Qrels, Failure> {
 
 /// Top `k` docnos per query of a TREC run, in trec_eval's order (score descending, ties by
 /// docno descending), topics in trec_eval's order.
-fn read_run_top_k(path: &Path, k: usize) -> Result<Vec<(String, Vec<String>)>, Failure> {
+pub(super) fn read_run_top_k(path: &Path, k: usize) -> Result<Vec<(String, Vec<String>)>, Failure> {
     let run = super::common::read_run(&path.to_string_lossy()).map_err(err)?;
     let mut scratch = Vec::new();
     Ok(run
@@ -324,7 +324,7 @@ fn read_run_top_k(path: &Path, k: usize) -> Result<Vec<(String, Vec<String>)>, F
         .collect())
 }
 
-fn read_passages(
+pub(super) fn read_passages(
     path: &Path,
     wanted: &HashSet<String>,
 ) -> Result<HashMap<String, String>, Failure> {
