@@ -333,6 +333,10 @@ impl JudgeState {
                 }
             }
             JudgeResponse::Finished(outcome) => {
+                // The cache changed: a new run needs a new estimate (probably fewer requests).
+                if self.job.as_ref().is_some_and(|j| j.id == outcome.job) {
+                    self.estimate = None;
+                }
                 if let Some(j) = self.job_mut(outcome.job) {
                     j.phase = JobPhase::Done;
                     j.progress.eta_s = None;
@@ -488,6 +492,15 @@ mod tests {
         let spec = s.form.spec(&inputs()).unwrap();
         s = reduce(
             s,
+            JudgeAction::EstimateRequested {
+                ticket: 6,
+                spec: spec.clone(),
+            },
+        );
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::Estimate(estimate(6))));
+        assert!(s.current_estimate(&inputs()).is_some());
+        s = reduce(
+            s,
             JudgeAction::Started {
                 job: 7,
                 spec: spec.clone(),
@@ -558,6 +571,7 @@ mod tests {
         );
         let job = s.job.as_ref().unwrap();
         assert_eq!(job.phase, JobPhase::Done);
+        assert!(s.estimate.is_none(), "a rerun is estimated again");
         assert_eq!(job.failures.len(), 1);
         assert_eq!(job.outcome.as_ref().unwrap().judged, 1);
         assert!(!s.running());

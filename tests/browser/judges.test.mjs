@@ -118,7 +118,7 @@ test('UMBRELA through the Judges panel: estimate, grades, retries, failures, cac
   await page.goBack();
   await page.waitForSelector('#judge-model');
   await page.goBack();
-  await page.waitForSelector('#results, .placeholder');
+  await page.waitForSelector('.tab-panel');
   assert.equal(await page.$('#judge-model'), null);
   await page.goForward();
   await page.waitForSelector('#judge-model');
