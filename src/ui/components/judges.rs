@@ -14,6 +14,9 @@ use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
+/// Rows of the failures table, at most (a provider that is down fails every item).
+const FAILURES_SHOWN: usize = 200;
+
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub files: Vec<LoadedFile>,
@@ -401,7 +404,7 @@ fn job_view(
                         <th scope="col">{ "raw reply" }</th>
                     </tr></thead>
                     <tbody>
-                        { for job.failures.iter().map(|f| html! {
+                        { for job.failures.iter().take(FAILURES_SHOWN).map(|f| html! {
                             <tr data-qid={f.qid.clone()} data-docno={f.docno.clone()}>
                                 <td>{ &f.qid }</td><td>{ &f.docno }</td>
                                 <td class="failure-error">{ &f.error }</td>
@@ -413,6 +416,11 @@ fn job_view(
                             </tr>
                         }) }
                     </tbody>
+                    if job.failures.len() > FAILURES_SHOWN {
+                        <tfoot><tr><td colspan="5">
+                            { format!("… and {} more", job.failures.len() - FAILURES_SHOWN) }
+                        </td></tr></tfoot>
+                    }
                 </table>
             }
         </section>
