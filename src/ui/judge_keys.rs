@@ -42,17 +42,27 @@ pub async fn save(provider: ProviderChoice, key: &str) -> Result<(), String> {
     if let Some(s) = local_storage() {
         s.set_item(FLAG, "1").map_err(js_error)?;
     }
+    write(|store| store.put_with_key(&JsValue::from_str(key), &JsValue::from_str(provider.slug())))
+        .await
+}
+
+/// Runs one write on the key store; the database is closed on every path (an open connection
+/// would block "Forget everything").
+async fn write(
+    op: impl FnOnce(&web_sys::IdbObjectStore) -> Result<web_sys::IdbRequest, JsValue>,
+) -> Result<(), String> {
     let db = open().await?;
-    let tx = db
-        .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
-        .map_err(js_error)?;
-    let store = tx.object_store(STORE).map_err(js_error)?;
-    let r = store
-        .put_with_key(&JsValue::from_str(key), &JsValue::from_str(provider.slug()))
-        .map_err(js_error)?;
-    done(&r).await?;
+    let result = async {
+        let tx = db
+            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
+            .map_err(js_error)?;
+        let store = tx.object_store(STORE).map_err(js_error)?;
+        let request = op(&store).map_err(js_error)?;
+        done(&request).await.map(|_| ())
+    }
+    .await;
     db.close();
-    Ok(())
+    result
 }
 
 /// The key kept for `provider`, if the user opted in earlier.
@@ -61,12 +71,16 @@ pub async fn load(provider: ProviderChoice) -> Option<String> {
         return None;
     }
     let db = open().await.ok()?;
-    let tx = db.transaction_with_str(STORE).ok()?;
-    let store = tx.object_store(STORE).ok()?;
-    let value = done(&store.get(&JsValue::from_str(provider.slug())).ok()?)
-        .await
-        .ok()?;
+    let value = async {
+        let tx = db.transaction_with_str(STORE).ok()?;
+        let store = tx.object_store(STORE).ok()?;
+        let request = store.get(&JsValue::from_str(provider.slug())).ok()?;
+        done(&request).await.ok()
+    }
+    .await;
+    // Closed on every path: an open connection would block "Forget everything".
     db.close();
+    let value = value?;
     value.as_string().filter(|k| !k.is_empty())
 }
 
@@ -75,19 +89,7 @@ pub async fn remove(provider: ProviderChoice) -> Result<(), String> {
     if !flagged() {
         return Ok(());
     }
-    let db = open().await?;
-    let tx = db
-        .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
-        .map_err(js_error)?;
-    let store = tx.object_store(STORE).map_err(js_error)?;
-    done(
-        &store
-            .delete(&JsValue::from_str(provider.slug()))
-            .map_err(js_error)?,
-    )
-    .await?;
-    db.close();
-    Ok(())
+    write(|store| store.delete(&JsValue::from_str(provider.slug()))).await
 }
 
 /// Deletes every kept key and the flag.
