@@ -332,3 +332,77 @@ fn a_key_goes_only_into_the_request_headers() {
     // Without a key a hosted provider is refused before anything is built.
     assert!(ws.prepare_judge(&spec, None, false).is_err());
 }
+
+/// The browser e2e test's inputs (tests/browser/fixtures/judges) through the same glue, natively,
+/// against crates/judge's fake provider: the grades its FAKE{...} directives script, a 429
+/// retried, the unparseable reply a failure, and a rerun on the cache sending nothing.
+#[test]
+fn the_e2e_fixtures_against_the_fake_provider() {
+    use ragscope_judge::fake::{markers, FakeServer};
+    use ragscope_judge::native::{ThreadRuntime, UreqTransport};
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/browser/fixtures/judges/"
+    );
+    let read = |f: &str| std::fs::read_to_string(format!("{dir}{f}")).unwrap();
+    let mut ws = Workspace::default();
+    assert_eq!(
+        load(&mut ws, 1, "topics.tsv", &read("topics.tsv")),
+        FileKind::Topics
+    );
+    assert_eq!(
+        load(&mut ws, 2, "passages.jsonl", &read("passages.jsonl")),
+        FileKind::Passages
+    );
+    assert_eq!(load(&mut ws, 3, "run.txt", &read("run.txt")), FileKind::Run);
+    let server = FakeServer::start(markers()).unwrap();
+    let spec = JudgeSpec {
+        model: "fake-judge".into(),
+        base_url: format!("{}/v1", server.url()),
+        ..spec()
+    };
+    let cache = Rc::new(MemoryCache::new());
+    let go = || {
+        let prepared = ws.prepare_judge(&spec, None, false).unwrap();
+        let env = Env {
+            provider: prepared.env_provider(),
+            transport: Rc::new(UreqTransport::new()),
+            runtime: Rc::new(ThreadRuntime),
+            cache: cache.clone(),
+        };
+        let out = RefCell::new(Vec::new());
+        futures::executor::block_on(job::run(
+            prepared,
+            env,
+            Control::new(),
+            1,
+            || 0.0,
+            |r| out.borrow_mut().push(r),
+        ));
+        out.into_inner()
+    };
+    let out = go();
+    let Some(JudgeResponse::Finished(outcome)) = out.last() else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        outcome.qrels,
+        "q1 0 d1 3\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d5 1\n"
+    );
+    assert_eq!(outcome.name, "umbrela-fake-judge.qrels");
+    let failures: Vec<_> = out
+        .iter()
+        .filter_map(|r| match r {
+            JudgeResponse::Failure { failure, .. } => {
+                Some((failure.docno.as_str(), failure.raw.as_deref()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failures, vec![("d4", Some("I cannot tell."))]);
+    // d1, d2 twice (429, then the answer), d3, d4, d5.
+    assert_eq!(server.request_count(), 6);
+    let again = go();
+    assert_eq!(server.request_count(), 6, "the rerun sent nothing");
+    assert!(matches!(again.last(), Some(JudgeResponse::Finished(o)) if o.qrels == outcome.qrels));
+}
