@@ -9,7 +9,7 @@ use super::file_list::FileList;
 use crate::protocol::judges::{JudgeRequest, ProviderChoice, Secret};
 use crate::ui::download;
 use crate::ui::judges_state::{JobPhase, JobView, JudgeAction, JudgeInputs, JudgeState};
-use crate::ui::state::LoadedFile;
+use crate::ui::state::{FileStatus, LoadedFile};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -68,6 +68,23 @@ fn duration(s: f64) -> String {
 fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     rest.split('/').next().unwrap_or(rest)
+}
+
+/// "Reading passages.jsonl (120 MB of 800 MB)…" while files load (the Evaluate page has bars).
+fn reading_note(files: &[LoadedFile]) -> Option<String> {
+    let reading: Vec<String> = files
+        .iter()
+        .filter_map(|f| match f.status {
+            FileStatus::Reading { bytes, size } => Some(format!(
+                "{} ({} of {})",
+                f.name,
+                super::progress::human_bytes(bytes),
+                super::progress::human_bytes(size)
+            )),
+            FileStatus::Loaded { .. } => None,
+        })
+        .collect();
+    (!reading.is_empty()).then(|| format!("Reading {}…", reading.join(", ")))
 }
 
 /// Whether the page's CSP (its `<meta>` tag) lets the worker fetch `url`.
@@ -203,6 +220,9 @@ pub fn judges_page(props: &Props) -> Html {
             </p>
             <DropZone on_files={props.on_files.clone()} on_paste={props.on_paste.clone()} />
             <FileList files={props.files.clone()} on_remove={props.on_remove.clone()} />
+            if let Some(reading) = reading_note(&props.files) {
+                <p class="hint" aria-live="polite" id="judge-reading">{ reading }</p>
+            }
 
             <form class="judge-form" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                 <fieldset disabled={running}>
