@@ -2,14 +2,47 @@
 
 use crate::engine::Workspace;
 use crate::protocol::{Request, Response};
+use futures::future::{select, Either};
 use futures::{SinkExt, StreamExt};
 use yew_agent::reactor::{reactor, ReactorScope};
 
 #[reactor(EvalReactor)]
 pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     let mut workspace = Workspace::default();
-    while let Some(request) = scope.next().await {
+    // Judge jobs run as tasks of their own and report here; the loop forwards their messages
+    // between requests.
+    #[cfg(target_arch = "wasm32")]
+    let mut jobs = crate::engine::judges::worker::Jobs::default();
+    let (judge_out, mut judge_in) = futures::channel::mpsc::unbounded::<Response>();
+    #[cfg(not(target_arch = "wasm32"))]
+    drop(judge_out);
+    loop {
+        let request = match select(scope.next(), judge_in.next()).await {
+            Either::Left((Some(request), _)) => request,
+            Either::Left((None, _)) => return,
+            Either::Right((Some(message), _)) => {
+                if scope.send(message).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            // Cannot happen while `judge_out` lives; if it did, wait for requests alone.
+            Either::Right((None, _)) => match scope.next().await {
+                Some(request) => request,
+                None => return,
+            },
+        };
         let responses = match request {
+            #[cfg(target_arch = "wasm32")]
+            Request::Judge(request) => {
+                jobs.handle(&workspace, request, &judge_out);
+                vec![]
+            }
+            #[cfg(target_arch = "wasm32")]
+            Request::Clear => {
+                jobs.cancel_all();
+                workspace.handle(Request::Clear)
+            }
             // Scored one run at a time, yielding between runs so progress reaches the page.
             Request::Evaluate(req) => {
                 let generation = req.generation;

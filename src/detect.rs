@@ -49,6 +49,9 @@ fn detect_json_lines(text: &str) -> Detected {
         Detected::Known(FileKind::ContextSets)
     } else if has("nuggets") && has("assignment") {
         Detected::Known(FileKind::Answers(AnswerFile::Assignments))
+    } else if has("docno") && has("text") && text.starts_with('{') {
+        // `{"docno","text"}` lines: the passages `ragscope utility` and the judges read.
+        Detected::Known(FileKind::Passages)
     } else if has("nuggets") {
         Detected::Known(FileKind::Answers(AnswerFile::Nuggets))
     } else if has("answer") && (has("topic_id") || has("run_id") || has("references")) {
@@ -91,6 +94,9 @@ fn detect_columns(text: &str) -> Detected {
             return Detected::Unsupported("a RAGElo CSV file");
         }
     }
+    if is_topics_tsv(text) {
+        return Detected::Known(FileKind::Topics);
+    }
     let fields: Vec<&str> = first.split_whitespace().collect();
     if fields.first() == Some(&"qid") {
         return if fields.len() <= 5 {
@@ -120,6 +126,34 @@ fn detect_columns(text: &str) -> Detected {
         }
         _ => Detected::Unknown,
     }
+}
+
+/// `qid<TAB>question` lines (the topics `ragscope utility` and the judges read): exactly one tab
+/// per line and a question that is not a number. Runs, qrels and utilities have 3+ columns.
+fn is_topics_tsv(text: &str) -> bool {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .take(200)
+        .collect();
+    // The last line of a head cut at DETECT_BYTES may be partial: judge by the complete ones.
+    let complete = if lines.len() > 1 && text.len() >= DETECT_BYTES {
+        &lines[..lines.len() - 1]
+    } else {
+        &lines[..]
+    };
+    !complete.is_empty()
+        && complete.iter().all(|l| {
+            let mut parts = l.split('\t');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some(qid), Some(question), None) => {
+                    !qid.trim().is_empty()
+                        && !question.trim().is_empty()
+                        && question.trim().parse::<f64>().is_err()
+                }
+                _ => false,
+            }
+        })
 }
 
 #[cfg(test)]
@@ -228,6 +262,24 @@ mod tests {
             Detected::Known(FileKind::ContextSets)
         );
         assert_eq!(detect_kind(b"just some text\n"), Detected::Unknown);
+        assert_eq!(
+            detect_kind(b"q1\tWhat is Python used for?\n2\twho wrote hamlet\n"),
+            Detected::Known(FileKind::Topics)
+        );
+        assert_eq!(
+            detect_kind(b"{\"docno\": \"d1\", \"text\": \"Python is ...\"}\n"),
+            Detected::Known(FileKind::Passages)
+        );
+        // Tab-separated runs and qrels keep their kinds; a number is not a question.
+        assert_eq!(
+            detect_kind(b"q1\tQ0\td1\t1\t2.5\ttag\n"),
+            Detected::Known(FileKind::Run)
+        );
+        assert_eq!(
+            detect_kind(b"q1\t0\td1\t1\n"),
+            Detected::Known(FileKind::Qrels)
+        );
+        assert_ne!(detect_kind(b"q1\t0.5\n"), Detected::Known(FileKind::Topics));
         assert_eq!(detect_kind(b""), Detected::Unknown);
     }
 }

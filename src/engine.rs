@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 mod answers;
 pub mod inference;
+pub mod judges;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;
@@ -58,6 +59,8 @@ pub struct Workspace {
     contexts: Option<(FileId, String, Vec<ContextSet>)>,
     answers: answers::AnswerFiles,
     tournament: tournament::TournamentFiles,
+    /// Topics and passages, the inputs of LLM judges.
+    judge_files: judges::JudgeFiles,
     loading: HashMap<FileId, Loading>,
     /// The text of each loaded UDCG JSON file (questions and passages to compute utilities for).
     udcg_sources: HashMap<FileId, (String, String)>,
@@ -115,6 +118,7 @@ impl Workspace {
                 out
             }
             Request::Compute(c) => self.handle_compute(c),
+            Request::Judge(request) => self.judge_now(request),
             Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
                 Ok(view) => Response::Topic(view),
                 Err(error) => Response::TopicFailed { error },
@@ -138,6 +142,7 @@ impl Workspace {
         self.udcg_json.retain(|(r, _, _)| *r != id);
         self.answers.remove(id);
         self.udcg_sources.remove(&id);
+        self.judge_files.remove(id);
     }
 
     /// Parses the next slice of a file; an error drops the file (and only it).
@@ -287,6 +292,9 @@ impl Workspace {
                 .map(|summary| (FileKind::Answers(kind), summary)),
             Loader::Text(FileKind::RageloGames | FileKind::RageloTable, bytes) => {
                 self.tournament.keep(id, name, &text(&bytes)?)
+            }
+            Loader::Text(kind @ (FileKind::Topics | FileKind::Passages), bytes) => {
+                self.judge_files.keep(id, name, kind, &text(&bytes)?)
             }
             Loader::Text(kind, _) => Err(format!(
                 "{name}: internal: {} is not read as text",
@@ -682,7 +690,8 @@ fn start_loader(name: &str, head: Vec<u8>) -> Result<Loader, String> {
         Detected::Unknown => {
             return Err(format!(
                 "{name}: not a format the app knows (TREC run, qrels, utilities TSV, UDCG JSON, \
-                 context-set JSONL, nuggetizer JSONL, TREC RAG answers, Open RAG Eval CSV)"
+                 context-set JSONL, nuggetizer JSONL, TREC RAG answers, Open RAG Eval CSV,
+                 topics TSV, passages JSONL)"
             ))
         }
     };

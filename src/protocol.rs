@@ -7,8 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-pub mod tournament;
 pub mod compute;
+pub mod judges;
+pub mod tournament;
 
 /// Identifies a loaded file for the lifetime of the page.
 pub type FileId = u32;
@@ -42,6 +43,8 @@ pub enum Request {
     Clear,
     /// "Compute locally": open a GGUF model, compute utilities, pause/cancel (src/engine/inference.rs).
     Compute(compute::ComputeRequest),
+    /// Estimate, start, pause, resume or cancel an LLM judge job.
+    Judge(judges::JudgeRequest),
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -108,6 +111,8 @@ pub enum Response {
         error: String,
     },
     Compute(compute::ComputeEvent),
+    /// Estimates, progress and results of LLM judge jobs.
+    Judge(judges::JudgeResponse),
 }
 
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
@@ -126,6 +131,10 @@ pub enum FileKind {
     RageloGames,
     /// RAGElo queries, documents or answers (CSV).
     RageloTable,
+    /// Questions, `qid<TAB>question` (what judges and `ragscope utility` read).
+    Topics,
+    /// Passage texts, `{"docno","text"}` JSON Lines.
+    Passages,
 }
 
 impl FileKind {
@@ -139,6 +148,8 @@ impl FileKind {
             FileKind::Answers(a) => a.label(),
             FileKind::RageloGames => "ragelo-games",
             FileKind::RageloTable => "ragelo",
+            FileKind::Topics => "topics",
+            FileKind::Passages => "passages",
         }
     }
 }

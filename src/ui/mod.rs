@@ -2,8 +2,13 @@
 
 pub mod components;
 pub mod compute_state;
+pub mod csp;
 pub mod download;
+pub mod hooks;
+pub mod judge_keys;
+pub mod judges_state;
 pub mod persist;
+pub mod route;
 pub mod state;
 
 pub use components::app::App;

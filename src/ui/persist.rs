@@ -29,11 +29,11 @@ pub fn set_enabled(on: bool) {
     }
 }
 
-fn local_storage() -> Option<web_sys::Storage> {
+pub(crate) fn local_storage() -> Option<web_sys::Storage> {
     gloo::utils::window().local_storage().ok().flatten()
 }
 
-fn js_error(e: JsValue) -> String {
+pub(crate) fn js_error(e: JsValue) -> String {
     e.as_string()
         .or_else(|| {
             e.dyn_ref::<js_sys::Error>()
@@ -43,7 +43,7 @@ fn js_error(e: JsValue) -> String {
 }
 
 /// Waits for an IndexedDB request and returns its result.
-async fn done(request: &IdbRequest) -> Result<JsValue, String> {
+pub(crate) async fn done(request: &IdbRequest) -> Result<JsValue, String> {
     let promise = Promise::new(&mut |resolve, reject| {
         request.set_onsuccess(Some(&resolve));
         request.set_onerror(Some(&reject));

@@ -291,7 +291,7 @@ impl Reducible for AppState {
             Action::Worker(Response::Loaded {
                 id, kind, summary, ..
             }) => {
-                // A second utilities (contexts) file replaces the first, as in the worker; a new
+                // A second utilities (contexts, topics, passages) file replaces the first, as in the worker; a new
                 // qrels file is scored against, and the one before it stays as the other
                 // judgment of the Agreement view (older ones go).
                 if kind == FileKind::Qrels {
@@ -313,7 +313,13 @@ impl Reducible for AppState {
                     s.files
                         .retain(|f| f.id == id || Some(f.id) == keep || !is_qrels(f));
                 }
-                if matches!(kind, FileKind::Utilities | FileKind::ContextSets) {
+                if matches!(
+                    kind,
+                    FileKind::Utilities
+                        | FileKind::ContextSets
+                        | FileKind::Topics
+                        | FileKind::Passages
+                ) {
                     s.files.retain(|f| {
                         f.id == id
                             || !matches!(&f.status, FileStatus::Loaded { kind: k, .. } if *k == kind)
@@ -360,6 +366,8 @@ impl Reducible for AppState {
             }
             Action::ComputeOpening(name) => crate::ui::compute_state::opening(&mut s, name),
             Action::ComputeStarted => crate::ui::compute_state::started(&mut s),
+            // The Judges panel has its own reducer (ui::judges_state).
+            Action::Worker(Response::Judge(_)) => {}
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),
             Action::Notify(message) => s.push_error(message),
             Action::SetTab(t) => s.tab = t,

@@ -1,6 +1,7 @@
 // The trunk post_build hook (www/build/post-build.mjs) on a staged page: the CSP gets the hash
-// of exactly the inline script, the judge origins given at build time (and nothing else), and
-// sw.js its file list; bad origins stop the build.
+// of exactly the inline script, the default judge origins (the three providers and local
+// servers) plus those given at build time (and nothing else), and sw.js its file list; bad
+// origins stop the build.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -11,6 +12,8 @@ import { join, resolve } from 'node:path';
 
 const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
 const hook = join(root, 'www/build/post-build.mjs');
+const DEFAULTS = "https://api.anthropic.com https://generativelanguage.googleapis.com https://api.openai.com http://localhost:* http://127.0.0.1:*";
+const re = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 async function stage() {
   const dir = await mkdtemp(join(tmpdir(), 'ragscope-stage-'));
@@ -24,7 +27,7 @@ async function stage() {
   return { dir, script };
 }
 
-test('the CSP carries the inline script hash and the configured judge origins only', async () => {
+test('the CSP carries the inline script hash, the default and the configured judge origins only', async () => {
   const { dir, script } = await stage();
   try {
     execFileSync('node', [hook], { env: { ...process.env, TRUNK_STAGING_DIR: dir, RAGSCOPE_JUDGE_ORIGINS: 'https://api.example.org/v1 http://localhost:8000' } });
@@ -32,7 +35,7 @@ test('the CSP carries the inline script hash and the configured judge origins on
     const csp = html.match(/Content-Security-Policy" content="([^"]*)"/)[1];
     const hash = createHash('sha256').update(script).digest('base64');
     assert.match(csp, new RegExp(`script-src 'self' 'wasm-unsafe-eval' 'sha256-${hash.replace(/[+/]/g, '\\$&')}';`));
-    assert.match(csp, /connect-src 'self' https:\/\/api\.example\.org http:\/\/localhost:8000;/);
+    assert.match(csp, new RegExp(`connect-src 'self' ${re(DEFAULTS)} https://api\\.example\\.org http://localhost:8000;`));
     assert.doesNotMatch(csp, /unsafe-inline|__/);
     const sw = await readFile(join(dir, 'sw.js'), 'utf8');
     assert.match(sw, /const ASSETS = \["\.\/","\.\/app-1\.js","\.\/demo\/q\.test","\.\/index\.html"\];/);
@@ -42,7 +45,7 @@ test('the CSP carries the inline script hash and the configured judge origins on
   }
 });
 
-test('without judge origins connect-src is the app itself; a bad origin fails the build', async () => {
+test('without RAGSCOPE_JUDGE_ORIGINS connect-src is exactly the app and the default judges; a bad origin fails the build', async () => {
   const { dir } = await stage();
   try {
     const env = { ...process.env, TRUNK_STAGING_DIR: dir };
@@ -50,7 +53,16 @@ test('without judge origins connect-src is the app itself; a bad origin fails th
     assert.throws(() => execFileSync('node', [hook], { env: { ...env, RAGSCOPE_JUDGE_ORIGINS: 'javascript:alert(1)' }, stdio: 'pipe' }));
     execFileSync('node', [hook], { env });
     const html = await readFile(join(dir, 'index.html'), 'utf8');
-    assert.match(html, /connect-src 'self';/);
+    assert.match(html, new RegExp(`connect-src 'self' ${re(DEFAULTS)};`));
+    // A duplicate of a default is listed once.
+    const again = await stage();
+    try {
+      execFileSync('node', [hook], { env: { ...env, TRUNK_STAGING_DIR: again.dir, RAGSCOPE_JUDGE_ORIGINS: 'https://api.openai.com/v1' } });
+      const twice = await readFile(join(again.dir, 'index.html'), 'utf8');
+      assert.match(twice, new RegExp(`connect-src 'self' ${re(DEFAULTS)};`));
+    } finally {
+      await rm(again.dir, { recursive: true, force: true });
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -2,8 +2,11 @@
 // writes the service worker's list of files to cache.
 //  - trunk injects an inline module script that starts the app: its SHA-256 goes into
 //    script-src, so no 'unsafe-inline' is needed;
-//  - connect-src is 'self' plus the judge origins given in RAGSCOPE_JUDGE_ORIGINS (space
-//    separated, e.g. "https://api.anthropic.com http://localhost:8000"); nothing else;
+//  - connect-src is 'self', the LLM providers the Judges panel calls by default (Anthropic,
+//    Gemini, OpenAI, and local servers on localhost/127.0.0.1 such as vLLM, llama.cpp, Ollama)
+//    plus the judge origins given in RAGSCOPE_JUDGE_ORIGINS (space separated, e.g.
+//    "https://llm.example.org http://10.0.0.5:8000"); nothing else. The page itself sends
+//    nothing to any of them: only the judge worker does, after the user presses Start;
 //  - sw.js gets the built file names and a version derived from their contents.
 import { createHash } from 'node:crypto';
 import { readFile, writeFile, readdir } from 'node:fs/promises';
@@ -18,16 +21,26 @@ const hashes = [...html.matchAll(/<script(?![^>]*\bsrc=)[^>]*>([\s\S]*?)<\/scrip
   .map((m) => `'sha256-${createHash('sha256').update(m[1], 'utf8').digest('base64')}'`);
 if (hashes.length === 0) throw new Error('no inline script found in index.html: the CSP hook needs updating');
 
-const origins = (process.env.RAGSCOPE_JUDGE_ORIGINS ?? '').split(/\s+/).filter(Boolean).map((o) => {
+// Exactly these, always (issue 8): the three providers' API origins and local servers on any port.
+const DEFAULT_JUDGE_ORIGINS = [
+  'https://api.anthropic.com',
+  'https://generativelanguage.googleapis.com',
+  'https://api.openai.com',
+  'http://localhost:*',
+  'http://127.0.0.1:*',
+];
+
+const extra = (process.env.RAGSCOPE_JUDGE_ORIGINS ?? '').split(/\s+/).filter(Boolean).map((o) => {
   const u = new URL(o);
   if (u.origin === 'null' || !/^https?:$/.test(u.protocol)) throw new Error(`not an http(s) origin: ${o}`);
   return u.origin;
 });
+const origins = [...new Set([...DEFAULT_JUDGE_ORIGINS, ...extra])];
 if (!html.includes('__INLINE_SCRIPT_HASHES__') || !html.includes('__JUDGE_ORIGINS__')) {
   throw new Error('index.html lost its CSP placeholders');
 }
 html = html.replace('__INLINE_SCRIPT_HASHES__', hashes.join(' '))
-  .replace(' __JUDGE_ORIGINS__', origins.length ? ' ' + origins.join(' ') : '');
+  .replace('__JUDGE_ORIGINS__', origins.join(' '));
 await writeFile(indexPath, html);
 
 async function files(d) {
@@ -48,4 +61,4 @@ const sw = (await readFile(swPath, 'utf8'))
   .replace('__ASSETS__', JSON.stringify(['./', ...all.map((f) => './' + f)]))
   .replace('__VERSION__', version.digest('hex').slice(0, 16));
 await writeFile(swPath, sw);
-console.log(`post-build: CSP with ${hashes.length} script hash(es), ${origins.length} judge origin(s); sw.js caches ${all.length + 1} files`);
+console.log(`post-build: CSP with ${hashes.length} script hash(es), ${origins.length} judge origin(s) (${extra.length} from RAGSCOPE_JUDGE_ORIGINS); sw.js caches ${all.length + 1} files`);

@@ -195,10 +195,25 @@ fn declared_fuzz_targets(fuzz_dir: &std::path::Path) -> Result<Vec<String>> {
 /// Builds the site with trunk and drives it in headless Chromium (tests/browser/*.test.mjs).
 fn browser_e2e() -> Result {
     crate::serve::build_site(true)?;
+    // The Judges panel's test talks to crates/judge's fake provider on loopback.
+    step("building the fake LLM provider for the Judges e2e test");
+    run(cmd::cargo().args([
+        "build",
+        "-p",
+        "ragscope-judge",
+        "--features",
+        "native",
+        "--example",
+        "fake_provider",
+    ]))?;
     step("browser end-to-end tests (node --test, playwright-core + Debian Chromium)");
     run(Command::new("node")
         .args(["--test", "--test-concurrency=1"])
         .current_dir(root().join("tests/browser"))
+        .env(
+            "RAGSCOPE_FAKE_PROVIDER",
+            root().join("target/debug/examples/fake_provider"),
+        )
         .env("RAGSCOPE_DIST", root().join("dist"))
         .env("RAGSCOPE_SHARED", root().join("../shared"))
         .env("RAGSCOPE_ARTIFACTS", root().join("target/e2e-artifacts")))

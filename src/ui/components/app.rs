@@ -7,6 +7,9 @@ use super::distribution::DistributionView;
 use super::drop_zone::DropZone;
 use super::error_panel::ErrorPanel;
 use super::file_list::FileList;
+use super::judges::JudgesPage;
+use super::learn::LearnPage;
+use super::nav::Nav;
 use super::per_query::PerQueryView;
 use super::progress::ProgressPanel;
 use super::rag::RagView;
@@ -15,8 +18,13 @@ use super::tabs::Tabs;
 use super::topic::TopicDrill;
 use super::tournament::TournamentView;
 use crate::agent::EvalReactor;
+use crate::protocol::judges::JudgeRequest;
 use crate::protocol::{EvalRequest, FileId, Request, Response, SLICE_BYTES};
+use crate::ui::hooks::use_judge_effects::use_judge_effects;
+use crate::ui::hooks::use_route::use_route;
+use crate::ui::judges_state::{JudgeAction, JudgeState};
 use crate::ui::persist;
+use crate::ui::route::Route;
 use crate::ui::state::{Action, AppState, FileStatus, Tab, Theme};
 use futures::channel::mpsc;
 use futures::StreamExt;
@@ -108,6 +116,9 @@ fn main_view() -> Html {
         )
     });
     let next_id = use_mut_ref(|| 0u32);
+    let route = use_route();
+    // Lives here, not in the Judges page, so a job keeps reporting while another page is shown.
+    let judges = use_reducer(JudgeState::default);
     let generation = use_mut_ref(|| 0u32);
     let acks: Acks = (*use_memo((), |_| Acks::default())).clone();
     let cancelled: Rc<RefCell<HashSet<FileId>>> =
@@ -118,6 +129,7 @@ fn main_view() -> Html {
 
     let bridge = {
         let dispatch = state.dispatcher();
+        let judge_dispatch = judges.dispatcher();
         let acks = acks.clone();
         use_reactor_bridge::<EvalReactor, _>(move |event| {
             if let ReactorEvent::Output(response) = event {
@@ -132,7 +144,10 @@ fn main_view() -> Html {
                     }
                     _ => {}
                 }
-                dispatch.dispatch(Action::Worker(response));
+                match response {
+                    Response::Judge(r) => judge_dispatch.dispatch(JudgeAction::Worker(r)),
+                    response => dispatch.dispatch(Action::Worker(response)),
+                }
             }
         })
     };
@@ -306,6 +321,12 @@ fn main_view() -> Html {
         );
     }
 
+    let judge_ids = use_mut_ref(|| 0u32);
+    use_judge_effects(&judges, {
+        let add_file = add_file.clone();
+        Callback::from(move |(name, text)| add_file.emit(FileSource::Text(name, text)))
+    });
+
     let on_files = {
         let add_file = add_file.clone();
         Callback::from(move |files: Vec<web_sys::File>| {
@@ -365,6 +386,7 @@ fn main_view() -> Html {
         })
     };
     let on_forget = {
+        let judge_dispatch = judges.dispatcher();
         let remember = remember.clone();
         let blobs = blobs.clone();
         let dispatch = state.dispatcher();
@@ -381,6 +403,12 @@ fn main_view() -> Html {
                 let _ = persist::forget().await;
             });
             bridge.send(Request::Clear);
+            // Kept API keys and cached judge replies go too.
+            judge_dispatch.dispatch(JudgeAction::Forget);
+            spawn_local(async {
+                let _ = crate::ui::judge_keys::forget().await;
+                let _ = crate::ui::judge_keys::forget_cache().await;
+            });
             dispatch.dispatch(Action::Clear);
         })
     };
@@ -397,6 +425,16 @@ fn main_view() -> Html {
         Callback::from(move |(run, qid): (FileId, String)| bridge.send(Request::Topic { run, qid }))
     };
 
+    let other_page = match &route {
+        Route::Evaluate => None,
+        Route::Judges => Some(html! {
+            <JudgesPage files={state.files.clone()} state={judges.clone()}
+                on_request={{ let bridge = bridge.clone(); Callback::from(move |r: JudgeRequest| bridge.send(Request::Judge(r))) }}
+                on_files={on_files.clone()} on_paste={on_paste.clone()} on_remove={on_remove.clone()}
+                next_id={{ let n = judge_ids.clone(); Callback::from(move |_| { let mut n = n.borrow_mut(); *n += 1; *n }) }} />
+        }),
+        Route::Learn(page) => Some(html! { <LearnPage page={page.clone()} /> }),
+    };
     let dispatch = state.dispatcher();
     let report = state.report.clone();
     let body = match (&report, state.tab) {
@@ -427,6 +465,7 @@ fn main_view() -> Html {
                         { "Evaluate retrieval and RAG runs in your browser. Your files never leave this machine." }
                     </p>
                 </div>
+                <Nav route={route.clone()} />
                 <div class="masthead-actions">
                     <label class="remember" title="Off by default. When on, the files you load are kept in this browser's IndexedDB (never sent anywhere) and come back on your next visit; 'Forget everything' deletes them.">
                         <input type="checkbox" id="remember" checked={*remember} onchange={on_remember} />
@@ -444,6 +483,9 @@ fn main_view() -> Html {
             </header>
             <main>
                 <ErrorPanel errors={state.errors.clone()} on_dismiss={on_dismiss} />
+                if let Some(page) = other_page {
+                    { page }
+                } else {
                 <DropZone on_files={on_files} on_paste={on_paste} />
                 <ProgressPanel files={state.files.clone()} evaluation={state.awaiting}
                     on_cancel_file={on_remove.clone()} on_cancel_eval={on_cancel_eval} />
@@ -463,6 +505,7 @@ fn main_view() -> Html {
                     class="tab-panel" aria-busy={state.evaluating().to_string()}>
                     { body }
                 </section>
+                }
             </main>
             <footer class="footer">
                 { "Private by construction: no uploads, no analytics, no external fonts or scripts. Works offline after the first visit." }

@@ -91,7 +91,7 @@ pub fn drop_zone(props: &Props) -> Html {
                 <input id="file-input" class="visually-hidden" type="file" multiple=true onchange={on_change} />
             </p>
             <p class="hint">
-                { "…or click here and paste (Ctrl/⌘+V). TREC runs, qrels, utilities TSV, UDCG JSON and context-set JSONL are detected from their content. Nothing is uploaded." }
+                { "…or click here and paste (Ctrl/⌘+V). TREC runs, qrels, utilities TSV, UDCG JSON, context-set JSONL, and topics TSV and passages JSONL (for the judges) are detected from their content. Nothing is uploaded." }
             </p>
         </section>
     }

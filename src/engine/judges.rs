@@ -1,0 +1,78 @@
+//! LLM judges in the worker: the input files (topics, passages) and the judge jobs, which run
+//! on crates/judge with the browser's `fetch` as transport and IndexedDB as cache.
+
+#[cfg(target_arch = "wasm32")]
+mod fetch;
+mod files;
+#[cfg(target_arch = "wasm32")]
+mod idb_cache;
+pub mod job;
+#[cfg(test)]
+mod job_tests;
+#[cfg(target_arch = "wasm32")]
+pub mod worker;
+
+pub use files::JudgeFiles;
+
+use super::Workspace;
+use crate::protocol::judges::{JudgeRequest, JudgeResponse};
+use crate::protocol::Response;
+use futures::future::LocalBoxFuture;
+use ragscope_judge::{
+    Env, HttpRequest, HttpResponse, MemoryCache, Runtime, Transport, TransportError,
+};
+use std::rc::Rc;
+use std::time::Duration;
+
+/// The IndexedDB database of cached judge replies (see `idb_cache`).
+pub const CACHE_DB: &str = "ragscope-judge-cache";
+
+/// Outside the browser (native tests of the engine) nothing is ever sent.
+struct NoNetwork;
+
+impl Transport for NoNetwork {
+    fn send(&self, _: HttpRequest) -> LocalBoxFuture<'_, Result<HttpResponse, TransportError>> {
+        Box::pin(async { Err(TransportError::Other("no network here".into())) })
+    }
+}
+
+impl Runtime for NoNetwork {
+    fn sleep(&self, _: Duration) -> LocalBoxFuture<'static, ()> {
+        Box::pin(async {})
+    }
+    fn now_ms(&self) -> u64 {
+        0
+    }
+}
+
+impl Workspace {
+    /// Judge requests answered at once, without the network: the estimate (against an empty
+    /// cache). The worker's reactor answers them itself, with its IndexedDB cache, and runs jobs
+    /// concurrently with everything else (`worker`).
+    pub fn judge_now(&mut self, request: JudgeRequest) -> Vec<Response> {
+        let response = match request {
+            JudgeRequest::Estimate { ticket, spec } => {
+                match self.prepare_judge(&spec, None, true) {
+                    Ok(prepared) => {
+                        let env = Env {
+                            provider: prepared.env_provider(),
+                            transport: Rc::new(NoNetwork),
+                            runtime: Rc::new(NoNetwork),
+                            cache: Rc::new(MemoryCache::new()),
+                        };
+                        futures::executor::block_on(job::estimate(&prepared, &env, ticket))
+                    }
+                    Err(error) => JudgeResponse::EstimateFailed { ticket, error },
+                }
+            }
+            JudgeRequest::Start { job, .. } => JudgeResponse::Failed {
+                job,
+                error: "judge jobs run only in the browser worker".into(),
+            },
+            JudgeRequest::Pause { .. }
+            | JudgeRequest::Resume { .. }
+            | JudgeRequest::Cancel { .. } => return vec![],
+        };
+        vec![Response::Judge(response)]
+    }
+}

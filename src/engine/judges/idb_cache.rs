@@ -1,0 +1,125 @@
+//! crates/judge's [`CacheStore`] on IndexedDB in the worker, so a reload resumes a job without
+//! buying a reply twice. Records are the judge layer's `CachedReply` (raw reply bodies, no
+//! headers, no base URL, never an API key) as JSON, under the hex cache key.
+//!
+//! The database is opened for each operation and closed right after: "Forget everything"
+//! deletes it from the page, and an open connection here would block that.
+
+use super::CACHE_DB;
+use futures::future::LocalBoxFuture;
+use js_sys::Promise;
+use ragscope_judge::cache::CacheError;
+use ragscope_judge::{CacheKey, CacheStore, CachedReply};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{IdbDatabase, IdbRequest, IdbTransactionMode, WorkerGlobalScope};
+
+const STORE: &str = "replies";
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdbCache;
+
+fn err(what: &str, e: JsValue) -> CacheError {
+    let detail = e
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_default();
+    CacheError(format!("IndexedDB {what}: {detail}"))
+}
+
+async fn done(request: &IdbRequest) -> Result<JsValue, CacheError> {
+    let promise = Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    JsFuture::from(promise).await.map_err(|_| {
+        CacheError(
+            request
+                .error()
+                .ok()
+                .flatten()
+                .map(|e| e.message())
+                .unwrap_or_else(|| "IndexedDB request failed".into()),
+        )
+    })?;
+    request.result().map_err(|e| err("result", e))
+}
+
+async fn open() -> Result<IdbDatabase, CacheError> {
+    let scope: WorkerGlobalScope = js_sys::global()
+        .dyn_into()
+        .map_err(|_| CacheError("the judge cache lives in the worker".into()))?;
+    let factory = scope
+        .indexed_db()
+        .map_err(|e| err("open", e))?
+        .ok_or_else(|| CacheError("this browser has no IndexedDB".into()))?;
+    let request = factory
+        .open_with_u32(CACHE_DB, 1)
+        .map_err(|e| err("open", e))?;
+    let target = request.clone();
+    let on_upgrade = Closure::once(move |_: web_sys::Event| {
+        if let Ok(db) = target.result().and_then(|r| r.dyn_into::<IdbDatabase>()) {
+            let _ = db.create_object_store(STORE);
+        }
+    });
+    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+    let db = done(&request).await?;
+    drop(on_upgrade);
+    db.dyn_into::<IdbDatabase>()
+        .map_err(|_| CacheError("IndexedDB returned no database".into()))
+}
+
+async fn get(key: CacheKey) -> Result<Option<CachedReply>, CacheError> {
+    let db = open().await?;
+    let result = async {
+        let tx = db.transaction_with_str(STORE).map_err(|e| err("read", e))?;
+        let store = tx.object_store(STORE).map_err(|e| err("read", e))?;
+        let value = done(
+            &store
+                .get(&JsValue::from_str(key.as_str()))
+                .map_err(|e| err("read", e))?,
+        )
+        .await?;
+        match value.as_string() {
+            None => Ok(None),
+            // A record that no longer parses is a miss: the reply is bought again, not trusted.
+            Some(json) => Ok(serde_json::from_str(&json).ok()),
+        }
+    }
+    .await;
+    db.close();
+    result
+}
+
+async fn put(key: CacheKey, reply: CachedReply) -> Result<(), CacheError> {
+    let json = serde_json::to_string(&reply).map_err(|e| CacheError(e.to_string()))?;
+    let db = open().await?;
+    let result = async {
+        let tx = db
+            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
+            .map_err(|e| err("write", e))?;
+        let store = tx.object_store(STORE).map_err(|e| err("write", e))?;
+        done(
+            &store
+                .put_with_key(&JsValue::from_str(&json), &JsValue::from_str(key.as_str()))
+                .map_err(|e| err("write", e))?,
+        )
+        .await
+        .map(|_| ())
+    }
+    .await;
+    db.close();
+    result
+}
+
+impl CacheStore for IdbCache {
+    fn get(&self, key: CacheKey) -> LocalBoxFuture<'_, Result<Option<CachedReply>, CacheError>> {
+        Box::pin(get(key))
+    }
+
+    fn put(&self, key: CacheKey, reply: CachedReply) -> LocalBoxFuture<'_, Result<(), CacheError>> {
+        Box::pin(put(key, reply))
+    }
+}

@@ -1,0 +1,96 @@
+//! Judge jobs in the browser worker: each job runs as its own task (so the worker keeps loading
+//! files and evaluating meanwhile) and reports through a channel the reactor forwards to the
+//! page. Requests go out with `fetch` from the worker; replies are cached in IndexedDB.
+
+use super::fetch::{FetchTransport, WorkerRuntime};
+use super::idb_cache::IdbCache;
+use super::job;
+use crate::engine::Workspace;
+use crate::protocol::judges::{JudgeRequest, JudgeResponse};
+use crate::protocol::Response;
+use futures::channel::mpsc::UnboundedSender;
+use ragscope_judge::{ApiKey, Control, Env};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// The jobs started in this worker, by id, with their pause/resume/cancel handle.
+#[derive(Default)]
+pub struct Jobs {
+    controls: HashMap<u32, Control>,
+}
+
+impl Jobs {
+    /// Handles a judge request; answers go to `out` (now or later).
+    pub fn handle(
+        &mut self,
+        workspace: &Workspace,
+        request: JudgeRequest,
+        out: &UnboundedSender<Response>,
+    ) {
+        let send = {
+            let out = out.clone();
+            move |r: JudgeResponse| {
+                let _ = out.unbounded_send(Response::Judge(r));
+            }
+        };
+        match request {
+            JudgeRequest::Estimate { ticket, spec } => {
+                match workspace.prepare_judge(&spec, None, true) {
+                    Ok(prepared) => {
+                        let env = env(&prepared);
+                        wasm_bindgen_futures::spawn_local(async move {
+                            send(job::estimate(&prepared, &env, ticket).await);
+                        });
+                    }
+                    Err(error) => send(JudgeResponse::EstimateFailed { ticket, error }),
+                }
+            }
+            JudgeRequest::Start { job, spec, key } => {
+                let key = key.map(|k| ApiKey::new(k.0));
+                match workspace.prepare_judge(&spec, key, false) {
+                    Ok(prepared) => {
+                        let control = Control::new();
+                        self.controls.insert(job, control.clone());
+                        let env = env(&prepared);
+                        wasm_bindgen_futures::spawn_local(async move {
+                            let now_s = || js_sys::Date::now() / 1000.0;
+                            job::run(prepared, env, control, job, now_s, send).await;
+                        });
+                    }
+                    Err(error) => send(JudgeResponse::Failed { job, error }),
+                }
+            }
+            JudgeRequest::Pause { job } => {
+                if let Some(c) = self.controls.get(&job) {
+                    c.pause();
+                }
+            }
+            JudgeRequest::Resume { job } => {
+                if let Some(c) = self.controls.get(&job) {
+                    c.resume();
+                }
+            }
+            JudgeRequest::Cancel { job } => {
+                if let Some(c) = self.controls.remove(&job) {
+                    c.cancel();
+                }
+            }
+        }
+    }
+
+    /// "Forget everything": every job stops sending.
+    pub fn cancel_all(&mut self) {
+        for (_, c) in self.controls.drain() {
+            c.cancel();
+        }
+    }
+}
+
+fn env(prepared: &job::PreparedJob) -> Env {
+    Env {
+        provider: prepared.env_provider(),
+        transport: Rc::new(FetchTransport),
+        runtime: Rc::new(WorkerRuntime),
+        cache: Rc::new(IdbCache),
+    }
+}

@@ -1,0 +1,448 @@
+//! `#/judges`: the Judges panel. Pick a provider, model and key, the task and the loaded files it
+//! needs; see the first prompt and the estimate; confirm; follow the job (pause, resume,
+//! cancel) and its failures; the qrels it produces are loaded like any file.
+//!
+//! Nothing here talks to the network: the worker does, after Start.
+
+use super::drop_zone::DropZone;
+use super::file_list::FileList;
+use crate::protocol::judges::{JudgeRequest, ProviderChoice, Secret};
+use crate::ui::download;
+use crate::ui::judges_state::{JobPhase, JobView, JudgeAction, JudgeInputs, JudgeState};
+use crate::ui::state::{FileStatus, LoadedFile};
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::prelude::*;
+
+/// Rows of the failures table, at most (a provider that is down fails every item).
+const FAILURES_SHOWN: usize = 200;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub files: Vec<LoadedFile>,
+    pub state: UseReducerHandle<JudgeState>,
+    /// Sends a request to the worker.
+    pub on_request: Callback<JudgeRequest>,
+    pub on_files: Callback<Vec<web_sys::File>>,
+    pub on_paste: Callback<String>,
+    pub on_remove: Callback<u32>,
+    /// The next ticket or job id (unique for the page's lifetime).
+    pub next_id: Callback<(), u32>,
+}
+
+fn input_value(e: &Event) -> String {
+    e.target()
+        .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+        .map(|i| i.value())
+        .unwrap_or_default()
+}
+
+fn select_value(e: &Event) -> String {
+    e.target()
+        .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
+        .map(|s| s.value())
+        .unwrap_or_default()
+}
+
+/// `$0.0123`, with more digits for tiny amounts so they do not read as zero.
+pub fn money(usd: f64) -> String {
+    if usd == 0.0 {
+        "$0".into()
+    } else if usd < 0.01 {
+        format!("${usd:.5}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
+fn duration(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match s {
+        s if s >= 3600 => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+        s if s >= 60 => format!("{}m {:02}s", s / 60, s % 60),
+        s => format!("{s}s"),
+    }
+}
+
+/// The host the requests go to, as the confirmation names it.
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    rest.split('/').next().unwrap_or(rest)
+}
+
+/// "Reading passages.jsonl (120 MB of 800 MB)…" while files load (the Evaluate page has bars).
+fn reading_note(files: &[LoadedFile]) -> Option<String> {
+    let reading: Vec<String> = files
+        .iter()
+        .filter_map(|f| match f.status {
+            FileStatus::Reading { bytes, size } => Some(format!(
+                "{} ({} of {})",
+                f.name,
+                super::progress::human_bytes(bytes),
+                super::progress::human_bytes(size)
+            )),
+            FileStatus::Loaded { .. } => None,
+        })
+        .collect();
+    (!reading.is_empty()).then(|| format!("Reading {}…", reading.join(", ")))
+}
+
+/// Whether the page's CSP (its `<meta>` tag) lets the worker fetch `url`.
+fn page_may_connect(url: &str) -> bool {
+    let policy = gloo::utils::document()
+        .query_selector("meta[http-equiv=\"Content-Security-Policy\"]")
+        .ok()
+        .flatten()
+        .and_then(|m| m.get_attribute("content"));
+    let page = gloo::utils::window().location().href().unwrap_or_default();
+    policy.is_none_or(|p| crate::ui::csp::connect_allowed(&p, &page, url))
+}
+
+#[function_component(JudgesPage)]
+pub fn judges_page(props: &Props) -> Html {
+    let state = props.state.clone();
+    let inputs = JudgeInputs::of(&props.files);
+    let form = &state.form;
+    let spec = form.spec(&inputs);
+    let estimate = state.current_estimate(&inputs).cloned();
+    let running = state.running();
+
+    let set_input = |make: fn(String) -> JudgeAction| {
+        let d = state.dispatcher();
+        Callback::from(move |e: InputEvent| d.dispatch(make(input_value(&e.into()))))
+    };
+    let on_provider = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            if let Some(p) = ProviderChoice::from_slug(&select_value(&e)) {
+                d.dispatch(JudgeAction::SetProvider(p));
+            }
+        })
+    };
+    let on_run = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            d.dispatch(JudgeAction::SetRun(select_value(&e).parse().ok()));
+        })
+    };
+    let on_remember = {
+        let d = state.dispatcher();
+        let provider = form.provider;
+        Callback::from(move |e: Event| {
+            let on = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+                .is_some_and(|i| i.checked());
+            if !on {
+                yew::platform::spawn_local(async move {
+                    let _ = crate::ui::judge_keys::remove(provider).await;
+                });
+            }
+            d.dispatch(JudgeAction::SetRememberKey(on));
+        })
+    };
+    let on_estimate = {
+        let d = state.dispatcher();
+        let send = props.on_request.clone();
+        let next_id = props.next_id.clone();
+        let spec = spec.clone();
+        Callback::from(move |_: MouseEvent| {
+            if let Ok(spec) = &spec {
+                let ticket = next_id.emit(());
+                d.dispatch(JudgeAction::EstimateRequested {
+                    ticket,
+                    spec: spec.clone(),
+                });
+                send.emit(JudgeRequest::Estimate {
+                    ticket,
+                    spec: spec.clone(),
+                });
+            }
+        })
+    };
+    let on_start = {
+        let d = state.dispatcher();
+        let send = props.on_request.clone();
+        let next_id = props.next_id.clone();
+        let spec = spec.clone();
+        let key = form.key.trim().to_string();
+        Callback::from(move |_: MouseEvent| {
+            if let Ok(spec) = &spec {
+                let job = next_id.emit(());
+                d.dispatch(JudgeAction::Started {
+                    job,
+                    spec: spec.clone(),
+                });
+                send.emit(JudgeRequest::Start {
+                    job,
+                    spec: spec.clone(),
+                    key: (!key.is_empty()).then(|| Secret(key.clone())),
+                });
+            }
+        })
+    };
+    let control = |action: JudgeAction, make: fn(u32) -> JudgeRequest| {
+        let d = state.dispatcher();
+        let send = props.on_request.clone();
+        let job = state.job.as_ref().map(|j| j.id);
+        Callback::from(move |_: MouseEvent| {
+            if let Some(job) = job {
+                d.dispatch(action.clone());
+                send.emit(make(job));
+            }
+        })
+    };
+    let on_pause = control(JudgeAction::Pause, |job| JudgeRequest::Pause { job });
+    let on_resume = control(JudgeAction::Resume, |job| JudgeRequest::Resume { job });
+    let on_cancel = control(JudgeAction::Cancel, |job| JudgeRequest::Cancel { job });
+
+    let needs_key = form.provider.needs_key() && form.key.trim().is_empty();
+    let blocked = spec
+        .as_ref()
+        .ok()
+        .filter(|s| !page_may_connect(&s.base_url))
+        .map(|s| crate::ui::csp::origin_text(&s.base_url));
+    let missing = match (&spec, needs_key, &blocked) {
+        (Err(e), _, _) => Some(e.clone()),
+        (Ok(_), _, Some(origin)) => Some(format!(
+            "This build's Content-Security-Policy does not allow {origin}: rebuild the app with \
+             RAGSCOPE_JUDGE_ORIGINS=\"{origin}\" (the providers' APIs and local servers are allowed)."
+        )),
+        (Ok(_), true, _) => Some(format!("Enter your {} API key.", form.provider.label())),
+        _ => None,
+    };
+
+    html! {
+        <section class="judges" aria-labelledby="judges-title">
+            <h2 id="judges-title">{ "LLM judges" }</h2>
+            <p class="hint">
+                { "Grade passages with a large language model: UMBRELA relevance (0–3) of each query's top-k passages in a run, written as TREC qrels. Requests go from this browser straight to the provider you choose, with your key, and only after you press Start. Replies are cached in this browser, so a rerun or a reload resumes without paying twice." }
+            </p>
+            <DropZone on_files={props.on_files.clone()} on_paste={props.on_paste.clone()} />
+            <FileList files={props.files.clone()} on_remove={props.on_remove.clone()} />
+            if let Some(reading) = reading_note(&props.files) {
+                <p class="hint" aria-live="polite" id="judge-reading">{ reading }</p>
+            }
+
+            <form class="judge-form" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
+                <fieldset disabled={running}>
+                    <legend>{ "Provider" }</legend>
+                    <label class="control">
+                        <span>{ "API" }</span>
+                        <select id="judge-provider" onchange={on_provider}>
+                            { for ProviderChoice::ALL.iter().map(|p| html! {
+                                <option value={p.slug()} selected={*p == form.provider}>{ p.label() }</option>
+                            }) }
+                        </select>
+                    </label>
+                    <label class="control">
+                        <span>{ "Model" }</span>
+                        <input id="judge-model" type="text" value={form.model.clone()} placeholder="gpt-4o-mini"
+                            autocomplete="off" spellcheck="false" oninput={set_input(JudgeAction::SetModel)} />
+                    </label>
+                    <label class="control wide">
+                        <span>{ "Base URL" }</span>
+                        <input id="judge-base-url" type="url" value={form.base_url.clone()}
+                            autocomplete="off" spellcheck="false" oninput={set_input(JudgeAction::SetBaseUrl)} />
+                    </label>
+                    <label class="control wide">
+                        <span>{ if form.provider.needs_key() { "API key" } else { "API key (optional)" } }</span>
+                        <input id="judge-key" type="password" value={form.key.clone()} autocomplete="off"
+                            oninput={set_input(JudgeAction::SetKey)} />
+                    </label>
+                    <label class="control check" title="Off by default: the key stays in this tab's memory. When on, it is kept in this browser's IndexedDB; 'Forget everything' erases it.">
+                        <input id="judge-remember-key" type="checkbox" checked={form.remember_key} onchange={on_remember} />
+                        { "Remember this key on this device" }
+                    </label>
+                </fieldset>
+                <fieldset disabled={running}>
+                    <legend>{ "Task and inputs" }</legend>
+                    <label class="control wide">
+                        <span>{ "Task" }</span>
+                        <select id="judge-task">
+                            <option value="umbrela" selected=true>{ form.task.label() }</option>
+                        </select>
+                    </label>
+                    <p class="judge-inputs" id="judge-inputs">
+                        { "Topics: " }<strong>{ inputs.topics.as_ref().map_or("— load a topics TSV", |t| t.1.as_str()) }</strong>
+                        { " · Passages: " }<strong>{ inputs.passages.as_ref().map_or("— load a passages JSONL", |t| t.1.as_str()) }</strong>
+                    </p>
+                    <label class="control">
+                        <span>{ "Run" }</span>
+                        <select id="judge-run" onchange={on_run} disabled={inputs.runs.is_empty()}>
+                            { for inputs.runs.iter().enumerate().map(|(i, (id, name))| html! {
+                                <option value={id.to_string()}
+                                    selected={form.run == Some(*id) || (form.run.is_none() && i == 0)}>{ name }</option>
+                            }) }
+                        </select>
+                    </label>
+                    <label class="control narrow">
+                        <span>{ "Top k" }</span>
+                        <input id="judge-k" type="number" min="1" value={form.k.clone()} oninput={set_input(JudgeAction::SetK)} />
+                    </label>
+                </fieldset>
+                <fieldset disabled={running}>
+                    <legend>{ "Limits" }</legend>
+                    <label class="control narrow">
+                        <span>{ "Concurrency" }</span>
+                        <input id="judge-concurrency" type="number" min="1" max="64" value={form.concurrency.clone()}
+                            oninput={set_input(JudgeAction::SetConcurrency)} />
+                    </label>
+                    <label class="control narrow">
+                        <span>{ "Max cost (USD)" }</span>
+                        <input id="judge-max-cost" type="text" inputmode="decimal" placeholder="none"
+                            value={form.max_cost.clone()} oninput={set_input(JudgeAction::SetMaxCost)} />
+                    </label>
+                    <label class="control narrow">
+                        <span>{ "Max tokens" }</span>
+                        <input id="judge-max-tokens" type="text" inputmode="numeric" placeholder="none"
+                            value={form.max_tokens.clone()} oninput={set_input(JudgeAction::SetMaxTokens)} />
+                    </label>
+                </fieldset>
+            </form>
+
+            <div class="judge-actions">
+                <button id="judge-estimate" type="button" onclick={on_estimate}
+                    disabled={spec.is_err() || running || state.estimating.is_some()}>
+                    { "Preview prompt and estimate" }
+                </button>
+                if let Some(why) = &missing {
+                    <span class="hint" id="judge-missing">{ why }</span>
+                }
+            </div>
+            if let Some(error) = &state.estimate_error {
+                <p class="error-text" id="judge-estimate-error" role="alert">{ error }</p>
+            }
+            if let Some(e) = &estimate {
+                <section class="judge-estimate" id="judge-preview" aria-label="Estimate and first prompt"
+                    data-requests={e.requests.to_string()} data-input-tokens={e.input_tokens.to_string()}>
+                    <p id="judge-estimate-summary">
+                        { format!("{} requests for {} (query, passage) pairs to {} · about {} input + {} output tokens · ",
+                            e.requests, e.items, e.endpoint, e.input_tokens, e.output_tokens) }
+                        <strong>{ e.cost.map_or_else(|| "cost unknown".to_string(), |c| format!("about {}", money(c))) }</strong>
+                        { format!(" ({})", e.price_note) }
+                    </p>
+                    if !e.skipped.is_empty() {
+                        <p class="hint">{ format!("Skipped: {}", e.skipped.join("; ")) }</p>
+                    }
+                    <details open=true>
+                        <summary>{ "First prompt" }</summary>
+                        <pre id="judge-first-prompt">{ &e.first_prompt }</pre>
+                    </details>
+                    if !running {
+                        <button id="judge-start" class="primary" type="button" onclick={on_start}
+                            disabled={needs_key || blocked.is_some()}>
+                            { format!("Start: send up to {} requests to {}", e.requests, host_of(&e.endpoint)) }
+                        </button>
+                    }
+                </section>
+            }
+            if let Some(job) = &state.job {
+                { job_view(job, on_pause, on_resume, on_cancel) }
+            }
+        </section>
+    }
+}
+
+fn job_view(
+    job: &JobView,
+    on_pause: Callback<MouseEvent>,
+    on_resume: Callback<MouseEvent>,
+    on_cancel: Callback<MouseEvent>,
+) -> Html {
+    let p = &job.progress;
+    let status = match job.phase {
+        JobPhase::Running => "Running",
+        JobPhase::Paused => "Paused",
+        JobPhase::Cancelling => "Cancelling",
+        JobPhase::Done => "Done",
+    };
+    let mut text = format!(
+        "{} of {} · {} cached · {} failed · {} tokens ({} in, {} out)",
+        p.done,
+        p.total,
+        p.cached,
+        p.failed,
+        p.input_tokens + p.output_tokens,
+        p.input_tokens,
+        p.output_tokens
+    );
+    if let Some(c) = p.cost {
+        text.push_str(&format!(" · {}", money(c)));
+    }
+    if let Some(eta) = p.eta_s.filter(|_| job.phase == JobPhase::Running) {
+        text.push_str(&format!(" · ETA {}", duration(eta)));
+    }
+    let download = job.outcome.clone().map(|o| {
+        Callback::from(move |_: MouseEvent| {
+            download::save_text(&o.name, "text/plain", &o.qrels);
+        })
+    });
+    html! {
+        <section class="judge-job" id="judge-job" aria-live="polite" aria-label="Judge job"
+            data-phase={status.to_lowercase()} data-done={p.done.to_string()} data-total={p.total.to_string()}
+            data-cached={p.cached.to_string()} data-failed={p.failed.to_string()}>
+            <div class="progress-row" id="judge-progress">
+                <span class="progress-name">{ status }</span>
+                <progress max={p.total.max(1).to_string()} value={p.done.to_string()}
+                    aria-label="Items judged"></progress>
+                <span class="progress-text" id="judge-progress-text">{ text }</span>
+            </div>
+            <div class="judge-actions">
+                if job.phase == JobPhase::Running {
+                    <button id="judge-pause" type="button" onclick={on_pause}>{ "Pause" }</button>
+                }
+                if job.phase == JobPhase::Paused {
+                    <button id="judge-resume" type="button" onclick={on_resume}>{ "Resume" }</button>
+                }
+                if matches!(job.phase, JobPhase::Running | JobPhase::Paused) {
+                    <button id="judge-cancel" class="ghost danger" type="button" onclick={on_cancel}>{ "Cancel" }</button>
+                }
+            </div>
+            if let Some(error) = &job.error {
+                <p class="error-text" role="alert" id="judge-error">{ error }</p>
+            }
+            if let Some(o) = &job.outcome {
+                <p id="judge-result" data-judged={o.judged.to_string()} data-failed={o.failed.to_string()}>
+                    { format!("{} graded, {} failed{}. ", o.judged, o.failed,
+                        o.stopped.as_ref().map(|s| format!(" — stopped: {s}")).unwrap_or_default()) }
+                    if o.judged > 0 {
+                        { format!("Loaded as {}: every view uses it now ", o.name) }
+                        <a href="#/">{ "(Evaluate)" }</a>{ ". " }
+                        <button id="judge-download" type="button" class="ghost" onclick={download.unwrap_or_default()}>
+                            { "Download qrels" }
+                        </button>
+                    }
+                </p>
+            }
+            if !job.failures.is_empty() {
+                <table class="judge-failures" id="judge-failures">
+                    <caption>{ format!("{} failed items (no grade was made up for them)", job.failures.len()) }</caption>
+                    <thead><tr>
+                        <th scope="col">{ "qid" }</th><th scope="col">{ "docno" }</th>
+                        <th scope="col">{ "error" }</th><th scope="col">{ "attempts" }</th>
+                        <th scope="col">{ "raw reply" }</th>
+                    </tr></thead>
+                    <tbody>
+                        { for job.failures.iter().take(FAILURES_SHOWN).map(|f| html! {
+                            <tr data-qid={f.qid.clone()} data-docno={f.docno.clone()}>
+                                <td>{ &f.qid }</td><td>{ &f.docno }</td>
+                                <td class="failure-error">{ &f.error }</td>
+                                <td class="num">{ f.attempts }</td>
+                                <td class="failure-raw">{ match &f.raw {
+                                    Some(raw) => html! { <details><summary>{ "show" }</summary><pre>{ raw }</pre></details> },
+                                    None => html! { "—" },
+                                } }</td>
+                            </tr>
+                        }) }
+                    </tbody>
+                    if job.failures.len() > FAILURES_SHOWN {
+                        <tfoot><tr><td colspan="5">
+                            { format!("… and {} more", job.failures.len() - FAILURES_SHOWN) }
+                        </td></tr></tfoot>
+                    }
+                </table>
+            }
+        </section>
+    }
+}

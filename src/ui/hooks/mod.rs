@@ -1,0 +1,2 @@
+pub mod use_judge_effects;
+pub mod use_route;

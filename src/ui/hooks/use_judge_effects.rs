@@ -1,0 +1,50 @@
+//! What the Judges panel does outside its reducer: keep or restore an API key (only when the
+//! user opted in), and load a finished job's qrels like any other file.
+
+use crate::ui::judge_keys;
+use crate::ui::judges_state::{JudgeAction, JudgeState};
+use yew::platform::spawn_local;
+use yew::prelude::*;
+
+/// `on_result(name, qrels text)` is called once per finished job that graded something.
+#[hook]
+pub fn use_judge_effects(
+    judges: &UseReducerHandle<JudgeState>,
+    on_result: Callback<(String, String)>,
+) {
+    let form = &judges.form;
+    // A key kept on this device for the chosen provider fills an empty key field.
+    {
+        let dispatch = judges.dispatcher();
+        use_effect_with(form.provider, move |provider| {
+            let provider = *provider;
+            spawn_local(async move {
+                if let Some(key) = judge_keys::load(provider).await {
+                    dispatch.dispatch(JudgeAction::KeyRestored(key));
+                }
+            });
+        });
+    }
+    // Opted in: keep the key as typed (unticking removes it: see the Judges page).
+    use_effect_with(
+        (form.remember_key, form.provider, form.key.clone()),
+        |(remember, provider, key)| {
+            let (provider, key) = (*provider, key.trim().to_string());
+            if *remember && !key.is_empty() {
+                spawn_local(async move {
+                    let _ = judge_keys::save(provider, &key).await;
+                });
+            }
+        },
+    );
+    let outcome = judges
+        .job
+        .as_ref()
+        .and_then(|j| j.outcome.clone())
+        .filter(|o| o.judged > 0);
+    use_effect_with(outcome.as_ref().map(|o| o.job), move |_| {
+        if let Some(o) = outcome {
+            on_result.emit((o.name.clone(), o.qrels.clone()));
+        }
+    });
+}

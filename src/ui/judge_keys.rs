@@ -1,0 +1,120 @@
+//! "Remember this key on this device": API keys kept in IndexedDB, only when the user ticks the
+//! box. The flag lives in localStorage so that, without it, the database is never even opened
+//! (opening one creates it). "Forget everything" deletes the database and the flag.
+
+use crate::protocol::judges::ProviderChoice;
+use crate::ui::persist::{done, js_error, local_storage};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{IdbDatabase, IdbTransactionMode};
+
+const DB: &str = "ragscope-keys";
+const STORE: &str = "keys";
+const FLAG: &str = "ragscope.remember-key";
+
+fn flagged() -> bool {
+    local_storage()
+        .and_then(|s| s.get_item(FLAG).ok().flatten())
+        .is_some_and(|v| v == "1")
+}
+
+async fn open() -> Result<IdbDatabase, String> {
+    let factory = gloo::utils::window()
+        .indexed_db()
+        .map_err(js_error)?
+        .ok_or("this browser has no IndexedDB")?;
+    let request = factory.open_with_u32(DB, 1).map_err(js_error)?;
+    let target = request.clone();
+    let on_upgrade = Closure::once(move |_: web_sys::Event| {
+        if let Ok(db) = target.result().and_then(|r| r.dyn_into::<IdbDatabase>()) {
+            let _ = db.create_object_store(STORE);
+        }
+    });
+    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+    let db = done(&request).await?;
+    drop(on_upgrade);
+    db.dyn_into::<IdbDatabase>()
+        .map_err(|_| "IndexedDB returned no database".to_string())
+}
+
+/// Keeps `key` for `provider` (the user opted in).
+pub async fn save(provider: ProviderChoice, key: &str) -> Result<(), String> {
+    if let Some(s) = local_storage() {
+        s.set_item(FLAG, "1").map_err(js_error)?;
+    }
+    write(|store| store.put_with_key(&JsValue::from_str(key), &JsValue::from_str(provider.slug())))
+        .await
+}
+
+/// Runs one write on the key store; the database is closed on every path (an open connection
+/// would block "Forget everything").
+async fn write(
+    op: impl FnOnce(&web_sys::IdbObjectStore) -> Result<web_sys::IdbRequest, JsValue>,
+) -> Result<(), String> {
+    let db = open().await?;
+    let result = async {
+        let tx = db
+            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
+            .map_err(js_error)?;
+        let store = tx.object_store(STORE).map_err(js_error)?;
+        let request = op(&store).map_err(js_error)?;
+        done(&request).await.map(|_| ())
+    }
+    .await;
+    db.close();
+    result
+}
+
+/// The key kept for `provider`, if the user opted in earlier.
+pub async fn load(provider: ProviderChoice) -> Option<String> {
+    if !flagged() {
+        return None;
+    }
+    let db = open().await.ok()?;
+    let value = async {
+        let tx = db.transaction_with_str(STORE).ok()?;
+        let store = tx.object_store(STORE).ok()?;
+        let request = store.get(&JsValue::from_str(provider.slug())).ok()?;
+        done(&request).await.ok()
+    }
+    .await;
+    // Closed on every path: an open connection would block "Forget everything".
+    db.close();
+    let value = value?;
+    value.as_string().filter(|k| !k.is_empty())
+}
+
+/// Drops the key kept for `provider` (the box was unticked).
+pub async fn remove(provider: ProviderChoice) -> Result<(), String> {
+    if !flagged() {
+        return Ok(());
+    }
+    write(|store| store.delete(&JsValue::from_str(provider.slug()))).await
+}
+
+/// Deletes every kept key and the flag.
+pub async fn forget() -> Result<(), String> {
+    if let Some(s) = local_storage() {
+        let _ = s.remove_item(FLAG);
+    }
+    let factory = gloo::utils::window()
+        .indexed_db()
+        .map_err(js_error)?
+        .ok_or("this browser has no IndexedDB")?;
+    let request = factory.delete_database(DB).map_err(js_error)?;
+    done(&request).await.map(|_| ())
+}
+
+/// The judge replies cached by the worker (no keys in them) live in their own database; "Forget
+/// everything" deletes it too. The worker closes its connection after each use, so this is not
+/// blocked by an open one.
+pub async fn forget_cache() -> Result<(), String> {
+    let factory = gloo::utils::window()
+        .indexed_db()
+        .map_err(js_error)?
+        .ok_or("this browser has no IndexedDB")?;
+    let request = factory
+        .delete_database(crate::engine::judges::CACHE_DB)
+        .map_err(js_error)?;
+    done(&request).await.map(|_| ())
+}

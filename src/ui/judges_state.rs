@@ -1,0 +1,607 @@
+//! The Judges panel's state as a reducer: the form, the estimate the user confirms, and the job
+//! in flight. Pure (no browser), so every transition is tested natively.
+
+use crate::protocol::judges::{
+    JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse, JudgeSpec,
+    JudgeTaskChoice, ProviderChoice,
+};
+use crate::protocol::{FileId, FileKind};
+use crate::ui::state::{FileStatus, LoadedFile};
+use std::rc::Rc;
+use yew::Reducible;
+
+/// What the user typed; numbers stay text until [`JudgeForm::spec`] checks them, so a field
+/// being edited never jumps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JudgeForm {
+    pub provider: ProviderChoice,
+    pub model: String,
+    pub base_url: String,
+    /// Memory only, unless `remember_key` (then IndexedDB on this device).
+    pub key: String,
+    pub remember_key: bool,
+    pub concurrency: String,
+    pub max_cost: String,
+    pub max_tokens: String,
+    pub task: JudgeTaskChoice,
+    /// The run whose top k is judged; `None`: the first run loaded.
+    pub run: Option<FileId>,
+    pub k: String,
+}
+
+impl Default for JudgeForm {
+    fn default() -> Self {
+        let provider = ProviderChoice::default();
+        Self {
+            provider,
+            model: String::new(),
+            base_url: provider.default_base_url().into(),
+            key: String::new(),
+            remember_key: false,
+            concurrency: "4".into(),
+            max_cost: String::new(),
+            max_tokens: String::new(),
+            task: JudgeTaskChoice::Umbrela,
+            run: None,
+            k: "10".into(),
+        }
+    }
+}
+
+/// The loaded files a job can use: topics and passages (one of each), runs in load order.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct JudgeInputs {
+    pub topics: Option<(FileId, String)>,
+    pub passages: Option<(FileId, String)>,
+    pub runs: Vec<(FileId, String)>,
+}
+
+impl JudgeInputs {
+    pub fn of(files: &[LoadedFile]) -> Self {
+        let mut inputs = JudgeInputs::default();
+        for f in files {
+            if let FileStatus::Loaded { kind, .. } = f.status {
+                let entry = (f.id, f.name.clone());
+                match kind {
+                    FileKind::Topics => inputs.topics = Some(entry),
+                    FileKind::Passages => inputs.passages = Some(entry),
+                    FileKind::Run => inputs.runs.push(entry),
+                    _ => {}
+                }
+            }
+        }
+        inputs
+    }
+}
+
+impl JudgeForm {
+    /// The job to estimate or run, or what is missing or wrong, in the user's words.
+    pub fn spec(&self, inputs: &JudgeInputs) -> Result<JudgeSpec, String> {
+        let model = self.model.trim();
+        if model.is_empty() {
+            return Err(
+                "Name the model (e.g. gpt-4o-mini, claude-haiku-4-5, gemini-2.5-flash).".into(),
+            );
+        }
+        let base_url = self.base_url.trim().trim_end_matches('/');
+        if !(base_url.starts_with("https://") || base_url.starts_with("http://")) {
+            return Err("The base URL must start with https:// or http://.".into());
+        }
+        let concurrency = match self.concurrency.trim().parse::<u32>() {
+            Ok(n) if (1..=64).contains(&n) => n,
+            _ => return Err("Concurrency must be a whole number from 1 to 64.".into()),
+        };
+        let max_cost = match self.max_cost.trim() {
+            "" => None,
+            s => match s.trim_start_matches('$').parse::<f64>() {
+                Ok(c) if c.is_finite() && c >= 0.0 => Some(c),
+                _ => {
+                    return Err(
+                        "The maximum cost must be a number of US dollars (or empty).".into(),
+                    )
+                }
+            },
+        };
+        let max_tokens = match self.max_tokens.trim() {
+            "" => None,
+            s => Some(
+                s.replace(['_', ','], "")
+                    .parse::<u64>()
+                    .map_err(|_| "The maximum tokens must be a whole number (or empty).")?,
+            ),
+        };
+        let k = match self.k.trim().parse::<usize>() {
+            Ok(k) if k >= 1 => k,
+            _ => return Err("k (passages per query) must be a whole number ≥ 1.".into()),
+        };
+        let topics = inputs
+            .topics
+            .as_ref()
+            .ok_or("Load a topics file (qid<TAB>question per line).")?
+            .0;
+        let passages = inputs
+            .passages
+            .as_ref()
+            .ok_or("Load a passages file ({\"docno\",\"text\"} JSON Lines).")?
+            .0;
+        let run = self
+            .run
+            .filter(|r| inputs.runs.iter().any(|(id, _)| id == r))
+            .or_else(|| inputs.runs.first().map(|(id, _)| *id))
+            .ok_or("Load a run: its top k passages per query are judged.")?;
+        Ok(JudgeSpec {
+            provider: self.provider,
+            model: model.to_string(),
+            base_url: base_url.to_string(),
+            concurrency,
+            max_cost,
+            max_tokens,
+            task: self.task,
+            topics,
+            passages,
+            run,
+            k,
+        })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobPhase {
+    Running,
+    /// No new request starts; those in flight finish.
+    Paused,
+    /// Cancel was pressed; waiting for the requests in flight.
+    Cancelling,
+    Done,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct JobView {
+    pub id: u32,
+    pub spec: JudgeSpec,
+    pub phase: JobPhase,
+    pub progress: JudgeProgress,
+    pub failures: Vec<JudgeFailure>,
+    pub outcome: Option<Rc<JudgeOutcome>>,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct JudgeState {
+    pub form: JudgeForm,
+    /// The estimate of `estimated_spec`: the user confirms it before anything is sent.
+    pub estimate: Option<(JudgeSpec, JudgeEstimate)>,
+    /// The estimate asked for and not yet answered (ticket, spec).
+    pub estimating: Option<(u32, JudgeSpec)>,
+    pub estimate_error: Option<String>,
+    pub job: Option<JobView>,
+}
+
+impl JudgeState {
+    pub fn running(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| j.phase != JobPhase::Done)
+    }
+
+    /// The estimate, if it is still the estimate of what the form says now.
+    pub fn current_estimate(&self, inputs: &JudgeInputs) -> Option<&JudgeEstimate> {
+        let spec = self.form.spec(inputs).ok()?;
+        self.estimate
+            .as_ref()
+            .filter(|(s, _)| *s == spec)
+            .map(|(_, e)| e)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum JudgeAction {
+    SetProvider(ProviderChoice),
+    SetModel(String),
+    SetBaseUrl(String),
+    SetKey(String),
+    SetRememberKey(bool),
+    SetConcurrency(String),
+    SetMaxCost(String),
+    SetMaxTokens(String),
+    SetRun(Option<FileId>),
+    SetK(String),
+    /// A key kept on this device (opt-in) was read back at start.
+    KeyRestored(String),
+    EstimateRequested {
+        ticket: u32,
+        spec: JudgeSpec,
+    },
+    /// The user confirmed the estimate and pressed Start.
+    Started {
+        job: u32,
+        spec: JudgeSpec,
+    },
+    Pause,
+    Resume,
+    Cancel,
+    /// "Forget everything": the key and the form's key choice go too.
+    Forget,
+    Worker(JudgeResponse),
+}
+
+impl Reducible for JudgeState {
+    type Action = JudgeAction;
+
+    fn reduce(self: Rc<Self>, action: JudgeAction) -> Rc<Self> {
+        let mut s = (*self).clone();
+        let f = &mut s.form;
+        match action {
+            JudgeAction::SetProvider(p) => {
+                // Keep a base URL the user typed; replace the previous provider's default.
+                let b = f.base_url.trim().trim_end_matches('/');
+                if b.is_empty() || b == f.provider.default_base_url() {
+                    f.base_url = p.default_base_url().into();
+                }
+                f.provider = p;
+            }
+            JudgeAction::SetModel(v) => f.model = v,
+            JudgeAction::SetBaseUrl(v) => f.base_url = v,
+            JudgeAction::SetKey(v) => f.key = v,
+            JudgeAction::SetRememberKey(on) => f.remember_key = on,
+            JudgeAction::SetConcurrency(v) => f.concurrency = v,
+            JudgeAction::SetMaxCost(v) => f.max_cost = v,
+            JudgeAction::SetMaxTokens(v) => f.max_tokens = v,
+            JudgeAction::SetRun(r) => f.run = r,
+            JudgeAction::SetK(v) => f.k = v,
+            JudgeAction::KeyRestored(key) => {
+                if f.key.is_empty() {
+                    f.key = key;
+                    f.remember_key = true;
+                }
+            }
+            JudgeAction::EstimateRequested { ticket, spec } => {
+                s.estimating = Some((ticket, spec));
+                s.estimate_error = None;
+            }
+            JudgeAction::Started { job, spec } => {
+                if !s.running() {
+                    s.job = Some(JobView {
+                        id: job,
+                        spec,
+                        phase: JobPhase::Running,
+                        progress: JudgeProgress {
+                            job,
+                            ..JudgeProgress::default()
+                        },
+                        failures: Vec::new(),
+                        outcome: None,
+                        error: None,
+                    });
+                }
+            }
+            JudgeAction::Pause => s.set_phase(JobPhase::Running, JobPhase::Paused),
+            JudgeAction::Resume => s.set_phase(JobPhase::Paused, JobPhase::Running),
+            JudgeAction::Cancel => {
+                if let Some(j) = s.job.as_mut().filter(|j| j.phase != JobPhase::Done) {
+                    j.phase = JobPhase::Cancelling;
+                }
+            }
+            JudgeAction::Forget => {
+                s.form.key.clear();
+                s.form.remember_key = false;
+            }
+            JudgeAction::Worker(response) => s.apply(response),
+        }
+        Rc::new(s)
+    }
+}
+
+impl JudgeState {
+    fn set_phase(&mut self, from: JobPhase, to: JobPhase) {
+        if let Some(j) = self.job.as_mut().filter(|j| j.phase == from) {
+            j.phase = to;
+        }
+    }
+
+    fn job_mut(&mut self, id: u32) -> Option<&mut JobView> {
+        self.job.as_mut().filter(|j| j.id == id)
+    }
+
+    fn apply(&mut self, response: JudgeResponse) {
+        match response {
+            JudgeResponse::Estimate(e) => {
+                if let Some((_, spec)) = self.estimating.take_if(|(t, _)| *t == e.ticket) {
+                    self.estimate = Some((spec, e));
+                }
+            }
+            JudgeResponse::EstimateFailed { ticket, error } => {
+                if self.estimating.take_if(|(t, _)| *t == ticket).is_some() {
+                    self.estimate = None;
+                    self.estimate_error = Some(error);
+                }
+            }
+            JudgeResponse::Progress(p) => {
+                if let Some(j) = self.job_mut(p.job) {
+                    // The worker's word on pausing wins once it has acted on it.
+                    if j.phase != JobPhase::Cancelling && j.phase != JobPhase::Done {
+                        j.phase = if p.paused {
+                            JobPhase::Paused
+                        } else {
+                            JobPhase::Running
+                        };
+                    }
+                    j.progress = p;
+                }
+            }
+            JudgeResponse::Failure { job, failure } => {
+                if let Some(j) = self.job_mut(job) {
+                    j.failures.push(failure);
+                }
+            }
+            JudgeResponse::Finished(outcome) => {
+                // The cache changed: a new run needs a new estimate (probably fewer requests).
+                if self.job.as_ref().is_some_and(|j| j.id == outcome.job) {
+                    self.estimate = None;
+                }
+                if let Some(j) = self.job_mut(outcome.job) {
+                    j.phase = JobPhase::Done;
+                    j.progress.eta_s = None;
+                    j.outcome = Some(Rc::new(outcome));
+                }
+            }
+            JudgeResponse::Failed { job, error } => {
+                if let Some(j) = self.job_mut(job) {
+                    j.phase = JobPhase::Done;
+                    j.error = Some(error);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reduce(s: JudgeState, a: JudgeAction) -> JudgeState {
+        (*Rc::new(s).reduce(a)).clone()
+    }
+
+    fn inputs() -> JudgeInputs {
+        JudgeInputs {
+            topics: Some((1, "topics.tsv".into())),
+            passages: Some((2, "passages.jsonl".into())),
+            runs: vec![(3, "a.run".into()), (4, "b.run".into())],
+        }
+    }
+
+    fn filled() -> JudgeState {
+        let mut s = JudgeState::default();
+        s = reduce(s, JudgeAction::SetModel("m".into()));
+        s
+    }
+
+    fn estimate(ticket: u32) -> JudgeEstimate {
+        JudgeEstimate {
+            ticket,
+            items: 6,
+            requests: 6,
+            cached: 0,
+            input_tokens: 600,
+            output_tokens: 600,
+            cost: None,
+            price_note: String::new(),
+            endpoint: "http://127.0.0.1:8000/v1/chat/completions".into(),
+            first_prompt: "…".into(),
+            skipped: vec![],
+        }
+    }
+
+    #[test]
+    fn the_form_checks_every_field_and_picks_the_loaded_inputs() {
+        let mut s = JudgeState::default();
+        assert!(s.form.spec(&inputs()).unwrap_err().contains("model"));
+        s = reduce(s, JudgeAction::SetModel(" llama ".into()));
+        let spec = s.form.spec(&inputs()).unwrap();
+        assert_eq!(
+            (
+                spec.model.as_str(),
+                spec.topics,
+                spec.passages,
+                spec.run,
+                spec.k
+            ),
+            ("llama", 1, 2, 3, 10)
+        );
+        assert_eq!(spec.base_url, "http://127.0.0.1:8000/v1");
+        s = reduce(s, JudgeAction::SetRun(Some(4)));
+        assert_eq!(s.form.spec(&inputs()).unwrap().run, 4);
+        // A run that was removed falls back to the first one loaded.
+        s = reduce(s, JudgeAction::SetRun(Some(9)));
+        assert_eq!(s.form.spec(&inputs()).unwrap().run, 3);
+        for (action, needle) in [
+            (JudgeAction::SetConcurrency("0".into()), "Concurrency"),
+            (JudgeAction::SetMaxCost("a lot".into()), "cost"),
+            (JudgeAction::SetMaxTokens("1e9".into()), "tokens"),
+            (JudgeAction::SetK("0".into()), "k (passages"),
+            (JudgeAction::SetBaseUrl("ftp://x".into()), "base URL"),
+        ] {
+            let bad = reduce(s.clone(), action);
+            let e = bad.form.spec(&inputs()).unwrap_err();
+            assert!(e.contains(needle), "{e}");
+        }
+        s = reduce(s, JudgeAction::SetMaxCost("$0.50".into()));
+        s = reduce(s, JudgeAction::SetMaxTokens("1,000".into()));
+        let spec = s.form.spec(&inputs()).unwrap();
+        assert_eq!((spec.max_cost, spec.max_tokens), (Some(0.5), Some(1000)));
+        let no_topics = JudgeInputs {
+            topics: None,
+            ..inputs()
+        };
+        assert!(s.form.spec(&no_topics).unwrap_err().contains("topics"));
+    }
+
+    #[test]
+    fn switching_provider_replaces_only_a_default_base_url() {
+        let mut s = JudgeState::default();
+        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Anthropic));
+        assert_eq!(s.form.base_url, "https://api.anthropic.com");
+        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::OpenAi));
+        assert_eq!(s.form.base_url, "https://api.openai.com/v1");
+        s = reduce(
+            s,
+            JudgeAction::SetBaseUrl("https://proxy.example/v1".into()),
+        );
+        s = reduce(
+            s,
+            JudgeAction::SetProvider(ProviderChoice::OpenAiCompatible),
+        );
+        assert_eq!(s.form.base_url, "https://proxy.example/v1");
+    }
+
+    #[test]
+    fn an_estimate_holds_only_for_the_form_it_was_made_for() {
+        let mut s = filled();
+        let spec = s.form.spec(&inputs()).unwrap();
+        s = reduce(
+            s,
+            JudgeAction::EstimateRequested {
+                ticket: 1,
+                spec: spec.clone(),
+            },
+        );
+        // A stale answer (older ticket) is dropped.
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::Estimate(estimate(0))));
+        assert!(s.current_estimate(&inputs()).is_none());
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::Estimate(estimate(1))));
+        assert_eq!(s.current_estimate(&inputs()).unwrap().requests, 6);
+        // The key is not part of what was estimated; the model is.
+        s = reduce(s, JudgeAction::SetKey("sk-x".into()));
+        assert!(s.current_estimate(&inputs()).is_some());
+        s = reduce(s, JudgeAction::SetModel("other".into()));
+        assert!(s.current_estimate(&inputs()).is_none());
+        s = reduce(s, JudgeAction::EstimateRequested { ticket: 2, spec });
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::EstimateFailed {
+                ticket: 2,
+                error: "qid 7 has no question".into(),
+            }),
+        );
+        assert_eq!(s.estimate_error.as_deref(), Some("qid 7 has no question"));
+        assert!(s.estimate.is_none());
+    }
+
+    #[test]
+    fn a_job_runs_pauses_records_failures_and_ends_once() {
+        let mut s = filled();
+        let spec = s.form.spec(&inputs()).unwrap();
+        s = reduce(
+            s,
+            JudgeAction::EstimateRequested {
+                ticket: 6,
+                spec: spec.clone(),
+            },
+        );
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::Estimate(estimate(6))));
+        assert!(s.current_estimate(&inputs()).is_some());
+        s = reduce(
+            s,
+            JudgeAction::Started {
+                job: 7,
+                spec: spec.clone(),
+            },
+        );
+        assert!(s.running());
+        // A second Start while one runs is ignored.
+        s = reduce(s, JudgeAction::Started { job: 8, spec });
+        assert_eq!(s.job.as_ref().unwrap().id, 7);
+        s = reduce(s, JudgeAction::Pause);
+        assert_eq!(s.job.as_ref().unwrap().phase, JobPhase::Paused);
+        s = reduce(s, JudgeAction::Resume);
+        assert_eq!(s.job.as_ref().unwrap().phase, JobPhase::Running);
+        let progress = JudgeProgress {
+            job: 7,
+            total: 6,
+            done: 3,
+            cached: 1,
+            failed: 1,
+            input_tokens: 300,
+            output_tokens: 20,
+            cost: Some(0.001),
+            eta_s: Some(2.0),
+            paused: false,
+        };
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::Progress(progress.clone())),
+        );
+        // Progress of another job is not ours.
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::Progress(JudgeProgress {
+                job: 6,
+                done: 99,
+                ..progress.clone()
+            })),
+        );
+        assert_eq!(s.job.as_ref().unwrap().progress, progress);
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::Failure {
+                job: 7,
+                failure: JudgeFailure {
+                    qid: "q1".into(),
+                    docno: "d2".into(),
+                    error: "no final score".into(),
+                    raw: Some("I think 2".into()),
+                    attempts: 1,
+                },
+            }),
+        );
+        s = reduce(s, JudgeAction::Cancel);
+        assert_eq!(s.job.as_ref().unwrap().phase, JobPhase::Cancelling);
+        // Progress sent before the worker saw Cancel does not undo it.
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::Progress(progress)));
+        assert_eq!(s.job.as_ref().unwrap().phase, JobPhase::Cancelling);
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::Finished(JudgeOutcome {
+                job: 7,
+                name: "umbrela-m.qrels".into(),
+                qrels: "q1 0 d1 3\n".into(),
+                judged: 1,
+                failed: 1,
+                stopped: Some("cancelled".into()),
+            })),
+        );
+        let job = s.job.as_ref().unwrap();
+        assert_eq!(job.phase, JobPhase::Done);
+        assert!(s.estimate.is_none(), "a rerun is estimated again");
+        assert_eq!(job.failures.len(), 1);
+        assert_eq!(job.outcome.as_ref().unwrap().judged, 1);
+        assert!(!s.running());
+        // Pause after the end does nothing.
+        s = reduce(s, JudgeAction::Pause);
+        assert_eq!(s.job.as_ref().unwrap().phase, JobPhase::Done);
+    }
+
+    #[test]
+    fn a_kept_key_fills_an_empty_field_and_forget_clears_it() {
+        let mut s = JudgeState::default();
+        s = reduce(s, JudgeAction::KeyRestored("sk-kept".into()));
+        assert_eq!(
+            (s.form.key.as_str(), s.form.remember_key),
+            ("sk-kept", true)
+        );
+        s = reduce(s, JudgeAction::SetKey("typed".into()));
+        s = reduce(s, JudgeAction::KeyRestored("sk-kept".into()));
+        assert_eq!(s.form.key, "typed");
+        s = reduce(s, JudgeAction::Forget);
+        assert_eq!((s.form.key.as_str(), s.form.remember_key), ("", false));
+    }
+
+    #[test]
+    fn the_key_never_prints() {
+        let r = crate::protocol::judges::JudgeRequest::Start {
+            job: 1,
+            spec: filled().form.spec(&inputs()).unwrap(),
+            key: Some(crate::protocol::judges::Secret("sk-secret-123".into())),
+        };
+        assert!(!format!("{r:?}").contains("sk-secret-123"));
+    }
+}
