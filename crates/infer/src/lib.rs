@@ -6,6 +6,8 @@
 
 pub mod error;
 pub mod gguf;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod model;
 pub mod tokenizer;
 pub mod utility;

@@ -33,7 +33,7 @@ fn add_bias(x: &mut [f32], dim: usize, bias: &Option<Vec<f32>>) {
 
 /// Per-position cos/sin tables, computed as ggml's `rope_cache_init` does (theta multiplied
 /// step by step in f32, divided by the optional frequency factors, scaled by freq_scale).
-fn rope_tables(model: &Model, max_pos: usize) -> (Vec<f32>, Vec<f32>) {
+pub(super) fn rope_tables(model: &Model, max_pos: usize) -> (Vec<f32>, Vec<f32>) {
     let c = &model.config;
     let half = c.n_rot / 2;
     let theta_scale = c.rope_base.powf(-2.0 / c.n_rot as f32);

@@ -1,12 +1,14 @@
 //! Llama-family models (`llama`, `qwen2`, `smollm`, `mistral`) and their prefill-only forward pass.
 
 mod config;
+mod export;
 mod forward;
 mod matmul;
 mod parallel;
 mod weights;
 
 pub use config::{ModelConfig, RopeLayout, SUPPORTED_ARCHS};
+pub use export::{LayerView, PrefillBackend};
 pub use weights::Matrix;
 
 use crate::error::{InferError, Result};
@@ -40,6 +42,8 @@ pub struct Model {
     output: Option<Matrix>,
     /// Per-pair RoPE frequency divisors (Llama-3 rope scaling, `rope_freqs.weight`).
     rope_freqs: Option<Vec<f32>>,
+    /// Where `prefill` runs: `None` is the CPU engine (see `set_backend`).
+    backend: Option<Box<dyn PrefillBackend>>,
 }
 
 /// Result of a prefill: each prompt's logits at its last position.
@@ -90,6 +94,7 @@ impl Model {
             output_norm,
             output,
             rope_freqs,
+            backend: None,
         })
     }
 
@@ -118,8 +123,31 @@ impl Model {
     }
 
     /// Runs the prompts (each a non-empty token list, any lengths) through the model and
-    /// returns each one's logits at its last position.
+    /// returns each one's logits at its last position (on the backend set, else the CPU).
     pub fn prefill(&self, prompts: &[&[u32]]) -> Result<PrefillOutput> {
+        self.prefill_on(prompts, self.backend.as_deref())
+    }
+
+    /// The CPU engine's prefill, whatever backend is set (fallbacks and comparisons).
+    pub fn prefill_cpu(&self, prompts: &[&[u32]]) -> Result<PrefillOutput> {
+        self.prefill_on(prompts, None)
+    }
+
+    /// Runs `prefill` on `backend` from now on (`None`: the CPU engine).
+    pub fn set_backend(&mut self, backend: Option<Box<dyn PrefillBackend>>) {
+        self.backend = backend;
+    }
+
+    /// The backend's description, `None` for the CPU engine.
+    pub fn backend_name(&self) -> Option<String> {
+        self.backend.as_ref().map(|b| b.name())
+    }
+
+    fn prefill_on(
+        &self,
+        prompts: &[&[u32]],
+        backend: Option<&dyn PrefillBackend>,
+    ) -> Result<PrefillOutput> {
         for (i, p) in prompts.iter().enumerate() {
             if p.is_empty() {
                 return Err(InferError::Forward(format!("prompt {i} is empty")));
@@ -136,6 +164,9 @@ impl Model {
                 last_logits: Vec::new(),
             });
         }
-        Ok(forward::prefill(self, prompts))
+        match backend {
+            Some(b) => b.prefill(self, prompts),
+            None => Ok(forward::prefill(self, prompts)),
+        }
     }
 }
