@@ -7,3 +7,4 @@ pub mod eval;
 pub mod trec_eval;
 pub mod udcg;
 pub mod utility;
+pub mod utility_backend;

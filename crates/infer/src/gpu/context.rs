@@ -137,7 +137,7 @@ impl GpuContext {
                 .trim()
                 .to_string(),
             shader_f16: features.contains(wgpu::Features::SHADER_F16),
-            max_storage_binding: limits.max_storage_buffer_binding_size as u64,
+            max_storage_binding: limits.max_storage_buffer_binding_size,
             max_buffer: limits.max_buffer_size,
         };
         let kernels = Kernels::compile(&device).await?;
@@ -160,7 +160,9 @@ impl GpuContext {
 
     /// Largest storage binding in bytes.
     pub fn max_binding(&self) -> u64 {
-        (self.limits.max_storage_buffer_binding_size as u64).min(self.limits.max_buffer_size)
+        self.limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size)
     }
 
     /// The device was lost, or a command failed validation/out of memory since the last check.

@@ -321,6 +321,8 @@ impl GpuModel {
         });
     }
 
+    // The workspace guard is held across the readback on purpose (see the comment inside).
+    #[allow(clippy::await_holding_lock)]
     async fn run_batch(
         &self,
         model: &Model,
@@ -330,10 +332,19 @@ impl GpuModel {
         let d = c.n_embd;
         let n_tok: usize = prompts.iter().map(|p| p.len()).sum();
         let n_p = prompts.len();
-        let mut ws = self
-            .work
-            .lock()
-            .map_err(|_| GpuError::Device("a previous batch panicked".into()))?;
+        // One batch at a time per model: the workspace buffers are reused. A second concurrent
+        // call (possible only from async code) gets an error instead of a deadlock.
+        let mut ws = match self.work.try_lock() {
+            Ok(ws) => ws,
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err(GpuError::Device(
+                    "another batch is running on this model; run batches one after another".into(),
+                ))
+            }
+            Err(std::sync::TryLockError::Poisoned(_)) => {
+                return Err(GpuError::Device("a previous batch panicked".into()))
+            }
+        };
         self.ensure_buffers(&mut ws, n_tok, n_p, model);
         ws.next_param = 0;
 
@@ -460,6 +471,7 @@ impl GpuModel {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn elementwise(
         &self,
         ws: &mut Workspace,

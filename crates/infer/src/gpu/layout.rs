@@ -69,7 +69,7 @@ pub fn repack_rows(m: &Matrix, r0: usize, n: usize) -> Vec<u8> {
 pub fn repack_raw(ty: GgmlType, cols: usize, src: &[u8]) -> Vec<u8> {
     let rb = ty.row_bytes(cols);
     let rw = row_words(ty, cols) * 4;
-    let n = if rb == 0 { 0 } else { src.len() / rb };
+    let n = src.len().checked_div(rb).unwrap_or(0);
     let mut out = vec![0u8; n * rw];
     for (row, dst) in src.chunks_exact(rb).zip(out.chunks_exact_mut(rw)) {
         match block_words(ty) {
