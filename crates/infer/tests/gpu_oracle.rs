@@ -128,3 +128,57 @@ fn backend_switch_and_lost_device_recovery() {
         cpu.last_logits
     );
 }
+
+/// A device with a small binding limit: the LM head is split into vocabulary slices and the
+/// prompts into several batches, and the results still equal the CPU engine's; a limit below
+/// one row of logits is refused with a message.
+#[test]
+fn small_binding_limit_splits_the_vocabulary_and_the_batches() {
+    if adapter().is_none() {
+        return;
+    }
+    let (name, fx) = common::model_fixtures()
+        .into_iter()
+        .find(|(n, _)| n.starts_with("qwen2-qmix"))
+        .unwrap();
+    let model = load(fx["model_file"].as_str().unwrap());
+    let c = &model.config;
+    let prompts: Vec<Vec<u32>> = fx["logits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| common::ids(&e["ids"]))
+        .collect();
+    let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
+    let widest = c.n_embd.max(c.n_ff).max(c.n_head * c.head_dim);
+    // A third of the LM head per binding, and at least two prompts' logits.
+    let head_bytes = model.output_matrix().bytes().len();
+    let cap = (head_bytes / 3).max(8 * c.n_vocab) as u64;
+    let max_tok = cap as usize / (4 * widest);
+    let refs: Vec<&[u32]> = refs.into_iter().filter(|p| p.len() <= max_tok).collect();
+    eprintln!(
+        "{name}: vocab {} × d {}, LM head {head_bytes} bytes, cap {cap}, {} prompts of ≤ {max_tok} tokens",
+        c.n_vocab,
+        c.n_embd,
+        refs.len()
+    );
+    assert!(refs.len() >= 3, "{name}: too few short prompts");
+    let ctx = GpuContext::new_blocking().unwrap().with_binding_cap(cap);
+    let gpu = GpuModel::upload(ctx, &model).unwrap();
+    assert!(gpu.lm_head_chunks() > 1, "{name}: LM head not split");
+    let total: usize = refs.iter().map(|p| p.len()).sum();
+    assert!(total > gpu.max_batch_tokens(), "{name}: one batch");
+    let out = gpu.prefill_blocking(&model, &refs).unwrap();
+    let cpu = model.prefill(&refs).unwrap();
+    for (i, (g, c)) in out.last_logits.iter().zip(&cpu.last_logits).enumerate() {
+        let d = g.iter().zip(c).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        let max_abs = c.iter().fold(0f32, |m, v| m.max(v.abs()));
+        assert!(d <= 1e-5 * max_abs, "{name} prompt {i}: {d}");
+    }
+    let tiny = GpuContext::new_blocking().unwrap().with_binding_cap(64);
+    let e = GpuModel::upload(tiny, &model).unwrap_err().to_string();
+    assert!(
+        e.contains("does not fit the GPU") && e.contains("binding limit"),
+        "{e}"
+    );
+}

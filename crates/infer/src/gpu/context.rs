@@ -84,6 +84,7 @@ pub struct GpuContext {
     pub summary: AdapterSummary,
     lost: Arc<AtomicBool>,
     error: Arc<Mutex<Option<String>>>,
+    binding_cap: Option<u64>,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -149,6 +150,7 @@ impl GpuContext {
             summary,
             lost,
             error,
+            binding_cap: None,
         })
     }
 
@@ -158,11 +160,20 @@ impl GpuContext {
         pollster::block_on(Self::new())
     }
 
-    /// Largest storage binding in bytes.
+    /// Largest storage binding in bytes (the device's, or a lower cap).
     pub fn max_binding(&self) -> u64 {
-        self.limits
+        let device = self
+            .limits
             .max_storage_buffer_binding_size
-            .min(self.limits.max_buffer_size)
+            .min(self.limits.max_buffer_size);
+        self.binding_cap.map_or(device, |c| c.min(device))
+    }
+
+    /// Keeps every binding at or below `bytes` (smaller than the device allows): models then
+    /// split their matrices and batches as they would on a device with that limit.
+    pub fn with_binding_cap(mut self, bytes: u64) -> Self {
+        self.binding_cap = Some(bytes);
+        self
     }
 
     /// The device was lost, or a command failed validation/out of memory since the last check.
@@ -174,6 +185,27 @@ impl GpuContext {
         }
         let msg = self.error.lock().ok().and_then(|mut s| s.take());
         msg.map(GpuError::Device)
+    }
+
+    /// Compiles every shader module again and returns the compiler's error messages, labelled
+    /// (the browser test runs this in Chrome, whose WGSL compiler is stricter than naga).
+    pub async fn shader_errors(&self) -> Vec<String> {
+        let mut errors = Vec::new();
+        for (label, src) in all_shader_sources() {
+            let m = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&label),
+                    source: wgpu::ShaderSource::Wgsl(src.into()),
+                });
+            let info = m.get_compilation_info().await;
+            for msg in info.messages {
+                if msg.message_type == wgpu::CompilationMessageType::Error {
+                    errors.push(format!("{label}: {}", msg.message));
+                }
+            }
+        }
+        errors
     }
 
     /// Destroys the device, as a driver reset would (tests of the recovery path).

@@ -209,6 +209,16 @@ impl GpuModel {
         self.uploaded_bytes
     }
 
+    /// How many row chunks (vocabulary slices) the LM head was split into.
+    pub fn lm_head_chunks(&self) -> usize {
+        self.lm_head.chunks.len()
+    }
+
+    /// Prompts one batch holds at most on this device.
+    pub fn max_batch_prompts(&self) -> usize {
+        self.max_prompts
+    }
+
     /// Tokens one batch holds at most on this device.
     pub fn max_batch_tokens(&self) -> usize {
         self.max_tok
