@@ -60,6 +60,19 @@ fn p_no_response_on_the_gpu_equals_the_cpu_engine() {
         let gpu = GpuModel::upload(ctx, &model).unwrap();
         let out = gpu.prefill_blocking(&model, &refs).unwrap();
         assert_eq!(out.last_logits.len(), refs.len(), "{name}");
+        // The GPU softmax (only p(target) read back) gives the same probabilities.
+        let targets = vec![target; refs.len()];
+        let picked = gpu
+            .prefill_token_probs_blocking(&model, &refs, &targets)
+            .unwrap();
+        for (i, (&pg, c)) in picked.iter().zip(&cpu.last_logits).enumerate() {
+            let pc = token_probability(c, target);
+            let rel = (pg as f64 - pc).abs() / pc;
+            assert!(
+                rel <= 1e-4,
+                "{name} prompt {i}: GPU softmax p {pg} vs CPU {pc}"
+            );
+        }
         let (mut worst_p, mut worst_logit) = (0f64, 0f64);
         for (i, e) in entries.iter().enumerate() {
             let (g, c) = (&out.last_logits[i], &cpu.last_logits[i]);

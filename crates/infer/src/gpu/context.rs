@@ -14,6 +14,7 @@ const RMS_NORM_WGSL: &str = include_str!("shaders/rms_norm.wgsl");
 const ROPE_WGSL: &str = include_str!("shaders/rope.wgsl");
 const ELEMENTWISE_WGSL: &str = include_str!("shaders/elementwise.wgsl");
 const ATTENTION_WGSL: &str = include_str!("shaders/attention.wgsl");
+const SOFTMAX_WGSL: &str = include_str!("shaders/softmax.wgsl");
 
 /// What a binding is (explicit layouts: unused bindings still take a slot).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -39,6 +40,7 @@ pub(crate) struct Kernels {
     pub swiglu: Kernel,
     pub gather: Kernel,
     pub attention: Kernel,
+    pub softmax: Kernel,
 }
 
 /// The adapter as reported to the user.
@@ -285,6 +287,7 @@ pub fn all_shader_sources() -> Vec<(String, String)> {
     out.push(("rope".into(), ROPE_WGSL.into()));
     out.push(("elementwise".into(), ELEMENTWISE_WGSL.into()));
     out.push(("attention".into(), ATTENTION_WGSL.into()));
+    out.push(("softmax".into(), SOFTMAX_WGSL.into()));
     out
 }
 
@@ -310,6 +313,7 @@ impl Kernels {
         let rope = module("rope", ROPE_WGSL);
         let ew = module("elementwise", ELEMENTWISE_WGSL);
         let att = module("attention", ATTENTION_WGSL);
+        let sm = module("softmax", SOFTMAX_WGSL);
         let ew_slots = [Uniform, ReadWrite, Read, Read];
         let k = Kernels {
             matmul,
@@ -330,6 +334,7 @@ impl Kernels {
                 "main",
                 &[Uniform, Read, Read, Read, Read, ReadWrite],
             ),
+            softmax: kernel(device, &sm, "main", &[Uniform, Read, Read, ReadWrite]),
         };
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Device(format!("compiling the shaders: {e}")));

@@ -68,6 +68,8 @@ struct Buffers {
     xl: wgpu::Buffer,
     hl: wgpu::Buffer,
     logits: wgpu::Buffer,
+    targets: wgpu::Buffer,
+    probs: wgpu::Buffer,
     staging: wgpu::Buffer,
 }
 
@@ -234,6 +236,17 @@ impl GpuModel {
         pollster::block_on(self.prefill(model, prompts))
     }
 
+    /// Natively: `prefill_token_probs` blocking on the GPU.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn prefill_token_probs_blocking(
+        &self,
+        model: &Model,
+        prompts: &[&[u32]],
+        targets: &[u32],
+    ) -> Result<Vec<f32>, GpuError> {
+        pollster::block_on(self.prefill_token_probs(model, prompts, targets))
+    }
+
     /// Each prompt's logits at its last position. The prompts (validated by the caller: non-empty,
     /// ids inside the vocabulary) are split into batches that fit the device; `model` supplies
     /// the token embedding rows (looked up on the host) and the RoPE tables.
@@ -242,6 +255,35 @@ impl GpuModel {
         model: &Model,
         prompts: &[&[u32]],
     ) -> Result<PrefillOutput, GpuError> {
+        Ok(PrefillOutput {
+            last_logits: self.batches(model, prompts, None).await?,
+        })
+    }
+
+    /// p(`targets[i]`) at each prompt's last position: the softmax runs on the GPU and only one
+    /// float per prompt is read back (`targets.len()` must equal `prompts.len()`).
+    pub async fn prefill_token_probs(
+        &self,
+        model: &Model,
+        prompts: &[&[u32]],
+        targets: &[u32],
+    ) -> Result<Vec<f32>, GpuError> {
+        if targets.len() != prompts.len() || targets.iter().any(|&t| t as usize >= self.cfg.n_vocab)
+        {
+            return Err(GpuError::Device(
+                "one target token id inside the vocabulary per prompt is needed".into(),
+            ));
+        }
+        let rows = self.batches(model, prompts, Some(targets)).await?;
+        Ok(rows.into_iter().flatten().collect())
+    }
+
+    async fn batches(
+        &self,
+        model: &Model,
+        prompts: &[&[u32]],
+        targets: Option<&[u32]>,
+    ) -> Result<Vec<Vec<f32>>, GpuError> {
         for (i, p) in prompts.iter().enumerate() {
             if p.len() > self.max_tok {
                 return Err(GpuError::TooLarge(format!(
@@ -263,11 +305,11 @@ impl GpuModel {
                 n_tok += prompts[j].len();
                 j += 1;
             }
-            let logits = self.run_batch(model, &prompts[i..j]).await?;
-            out.extend(logits);
+            let pick = targets.map(|t| &t[i..j]);
+            out.extend(self.run_batch(model, &prompts[i..j], pick).await?);
             i = j;
         }
-        Ok(PrefillOutput { last_logits: out })
+        Ok(out)
     }
 
     fn ensure_buffers(&self, ws: &mut Workspace, n_tok: usize, n_prompts: usize, model: &Model) {
@@ -322,6 +364,8 @@ impl GpuModel {
             xl: storage(cap_prompts * c.n_embd, none),
             hl: storage(cap_prompts * c.n_embd, none),
             logits: storage(cap_prompts * c.n_vocab, wgpu::BufferUsages::COPY_SRC),
+            targets: storage(cap_prompts, none),
+            probs: storage(cap_prompts, wgpu::BufferUsages::COPY_SRC),
             staging: dev.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("logits readback"),
                 size: (4 * cap_prompts * c.n_vocab) as u64,
@@ -337,6 +381,7 @@ impl GpuModel {
         &self,
         model: &Model,
         prompts: &[&[u32]],
+        targets: Option<&[u32]>,
     ) -> Result<Vec<Vec<f32>>, GpuError> {
         let c = &self.cfg;
         let d = c.n_embd;
@@ -383,6 +428,9 @@ impl GpuModel {
             q.write_buffer(&b.pos, 0, &u32_bytes(&pos));
             q.write_buffer(&b.start, 0, &u32_bytes(&start));
             q.write_buffer(&b.last, 0, &u32_bytes(&last));
+            if let Some(t) = targets {
+                q.write_buffer(&b.targets, 0, &u32_bytes(t));
+            }
         }
         for layer in &self.layers {
             let mut enc = self.ctx.device.create_command_encoder(&Default::default());
@@ -396,19 +444,29 @@ impl GpuModel {
         {
             let mut pass = enc.begin_compute_pass(&Default::default());
             self.encode_head(&mut ws, &mut pass, n_p);
+            if let (Some(_), Some(b)) = (targets, ws.bufs.as_ref().map(BufRefs::of)) {
+                let words = [n_p as u32, c.n_vocab as u32];
+                let k = &self.ctx.kernels.softmax;
+                let bufs = [&b.logits, &b.targets, &b.probs];
+                self.op(&mut ws, &mut pass, k, &words, &bufs, (n_p as u32, 1));
+            }
         }
         let b = ws
             .bufs
             .as_ref()
             .ok_or_else(|| GpuError::Device("no buffers".into()))?;
-        let bytes = (4 * n_p * c.n_vocab) as u64;
-        enc.copy_buffer_to_buffer(&b.logits, 0, &b.staging, 0, bytes);
+        let (src, width) = match targets {
+            Some(_) => (&b.probs, 1),
+            None => (&b.logits, c.n_vocab),
+        };
+        let bytes = (4 * n_p * width) as u64;
+        enc.copy_buffer_to_buffer(src, 0, &b.staging, 0, bytes);
         self.ctx.queue.submit([enc.finish()]);
         let flat = super::readback::read_f32(&self.ctx, &b.staging, bytes).await?;
         if let Some(e) = self.ctx.take_failure() {
             return Err(e);
         }
-        Ok(flat.chunks_exact(c.n_vocab).map(|r| r.to_vec()).collect())
+        Ok(flat.chunks_exact(width).map(|r| r.to_vec()).collect())
     }
 
     /// Records one dispatch: `words` are the kernel's uniform parameters.
@@ -647,6 +705,8 @@ struct BufRefs {
     xl: wgpu::Buffer,
     hl: wgpu::Buffer,
     logits: wgpu::Buffer,
+    targets: wgpu::Buffer,
+    probs: wgpu::Buffer,
 }
 
 impl BufRefs {
@@ -669,6 +729,8 @@ impl BufRefs {
             xl: b.xl.clone(),
             hl: b.hl.clone(),
             logits: b.logits.clone(),
+            targets: b.targets.clone(),
+            probs: b.probs.clone(),
         }
     }
 }

@@ -148,3 +148,13 @@ pub fn gather_rows(x: &[f32], dim: usize, rows: &[u32]) -> Vec<f32> {
         .flat_map(|&r| x[r as usize * dim..(r as usize + 1) * dim].iter().copied())
         .collect()
 }
+
+/// Softmax of each `n_cols` row, probability of `targets[row]` (f64, like
+/// utility::token_probability).
+pub fn softmax_pick(logits: &[f32], n_cols: usize, targets: &[u32]) -> Vec<f32> {
+    logits
+        .chunks_exact(n_cols)
+        .zip(targets)
+        .map(|(row, &t)| crate::utility::token_probability(row, t) as f32)
+        .collect()
+}
