@@ -47,6 +47,10 @@ fn attach_gpu(model: &mut Model, choice: BackendChoice, cpu_fallback: bool) -> R
                 return Ok(());
             }
             Ok(_) => {}
+            Err(ragscope_infer::gpu::GpuError::NoAdapter(_)) => {
+                eprintln!("ragscope: backend auto: CPU engine (no GPU adapter found)");
+                return Ok(());
+            }
             Err(e) => {
                 eprintln!("ragscope: backend auto: CPU engine ({e})");
                 return Ok(());

@@ -13,6 +13,8 @@
 //! * The device is opened with the adapter's real limits; batches, the LM head's vocabulary
 //!   chunks and every activation binding are sized to them (engine.rs).
 
+// Model::prefill's synchronous hook: native only (the browser awaits GpuModel::prefill).
+#[cfg(not(target_arch = "wasm32"))]
 mod backend;
 mod context;
 mod engine;
@@ -24,6 +26,7 @@ pub mod twin;
 #[cfg(test)]
 mod tests;
 
+#[cfg(not(target_arch = "wasm32"))]
 pub use backend::{GpuBackend, GpuPolicy};
 pub use context::{all_shader_sources, matmul_source, AdapterSummary, GpuContext};
 pub use engine::{GpuModel, GPU_ARCHS, MAX_BATCH_TOKENS, MAX_HEAD_DIM};
