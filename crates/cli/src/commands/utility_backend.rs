@@ -38,11 +38,10 @@ fn attach_gpu(model: &mut Model, choice: BackendChoice, cpu_fallback: bool) -> R
     let auto = choice == BackendChoice::Auto;
     if auto {
         // Probe first so a software adapter is not given the weights for nothing.
-        match ragscope_infer::gpu::GpuContext::new_blocking() {
-            Ok(ctx) if ctx.summary.is_cpu() => {
+        match ragscope_infer::gpu::GpuContext::probe_blocking() {
+            Ok(summary) if summary.is_cpu() => {
                 eprintln!(
-                    "ragscope: backend auto: CPU engine (the only GPU adapter, {}, is a software emulation; --backend gpu uses it anyway)",
-                    ctx.summary
+                    "ragscope: backend auto: CPU engine (the only GPU adapter, {summary}, is a software emulation; --backend gpu uses it anyway)"
                 );
                 return Ok(());
             }

@@ -96,10 +96,9 @@ impl std::fmt::Debug for GpuContext {
 }
 
 impl GpuContext {
-    /// Finds an adapter (high-performance preference) and opens a device with its real limits.
-    pub async fn new() -> Result<GpuContext, GpuError> {
+    async fn adapter() -> Result<wgpu::Adapter, GpuError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
-        let adapter = instance
+        instance
             .request_adapter(&wgpu::RequestAdapterOptions {
                 power_preference: wgpu::PowerPreference::HighPerformance,
                 force_fallback_adapter: false,
@@ -107,10 +106,25 @@ impl GpuContext {
                 apply_limit_buckets: false,
             })
             .await
-            .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
-        let info = adapter.get_info();
+            .map_err(|e| GpuError::NoAdapter(e.to_string()))
+    }
+
+    /// The adapter `new` would use, without opening a device or compiling anything.
+    pub async fn probe() -> Result<AdapterSummary, GpuError> {
+        Ok(summarize(&Self::adapter().await?))
+    }
+
+    /// `probe` for native callers.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn probe_blocking() -> Result<AdapterSummary, GpuError> {
+        pollster::block_on(Self::probe())
+    }
+
+    /// Finds an adapter (high-performance preference) and opens a device with its real limits.
+    pub async fn new() -> Result<GpuContext, GpuError> {
+        let adapter = Self::adapter().await?;
+        let summary = summarize(&adapter);
         let limits = adapter.limits();
-        let features = adapter.features();
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("ragscope"),
@@ -132,17 +146,6 @@ impl GpuContext {
                 }
             }
         }));
-        let summary = AdapterSummary {
-            name: info.name.clone(),
-            backend: format!("{:?}", info.backend),
-            device_type: format!("{:?}", info.device_type),
-            driver: format!("{} {}", info.driver, info.driver_info)
-                .trim()
-                .to_string(),
-            shader_f16: features.contains(wgpu::Features::SHADER_F16),
-            max_storage_binding: limits.max_storage_buffer_binding_size,
-            max_buffer: limits.max_buffer_size,
-        };
         let kernels = Kernels::compile(&device).await?;
         Ok(GpuContext {
             device,
@@ -214,6 +217,22 @@ impl GpuContext {
     pub fn simulate_loss(&self) {
         self.device.destroy();
         self.lost.store(true, Ordering::SeqCst);
+    }
+}
+
+fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
+    let info = adapter.get_info();
+    let limits = adapter.limits();
+    AdapterSummary {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_string(),
+        shader_f16: adapter.features().contains(wgpu::Features::SHADER_F16),
+        max_storage_binding: limits.max_storage_buffer_binding_size,
+        max_buffer: limits.max_buffer_size,
     }
 }
 
