@@ -171,6 +171,57 @@ fn infer_decode(python: &std::path::Path, dir: &std::path::Path) -> Result {
             median(eight)
         );
     }
+    infer_gpu(&model, &prompts)
+}
+
+/// The wgpu backend on the same model: on a software adapter (lavapipe: a CPU emulation, about
+/// 1 token/s here) one short prompt only; on a hardware GPU the CPU rows' prompts.
+fn infer_gpu(model: &std::path::Path, prompts: &std::path::Path) -> Result {
+    step("building the prefill bench with the wgpu backend (release, --features gpu)");
+    run(cmd::cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "ragscope-infer",
+        "--features",
+        "gpu",
+        "--example",
+        "prefill_bench",
+    ]))?;
+    let ours = root().join("target/release/examples/prefill_bench");
+    let short = cmd::output(Command::new(&ours).arg("--model").arg(model).args([
+        "--backend",
+        "gpu",
+        "--prompts",
+        "1",
+        "--tokens",
+        "64",
+    ]));
+    let Some(out) = short else {
+        println!("wgpu: no GPU adapter (install mesa-vulkan-drivers for lavapipe); row skipped");
+        return Ok(());
+    };
+    let out = if out.contains("CPU emulation") {
+        out
+    } else {
+        cmd::output(
+            Command::new(&ours)
+                .arg("--model")
+                .arg(model)
+                .args(["--backend", "gpu", "--prompts-file"])
+                .arg(prompts),
+        )
+        .ok_or("prefill_bench --backend gpu failed")?
+    };
+    let engine = out
+        .split("\"engine\": \"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("wgpu");
+    println!(
+        "\n{engine}\n    prefill {:.2} tokens/s",
+        tokens_per_s(&out)?
+    );
     Ok(())
 }
 

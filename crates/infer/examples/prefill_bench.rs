@@ -2,6 +2,7 @@
 //!
 //! cargo run --release -p ragscope-infer --example prefill_bench -- \
 //!     --model M.gguf --threads 2 --prompts 8 [--tokens 256] [--batch 8] [--prompts-file P.json]
+//!     [--backend gpu]   (built with --features gpu: the wgpu backend on the first adapter)
 //!
 //! Prompts are random token ids (fixed seed) of `--tokens` each, or the id lists in
 //! `--prompts-file` (a JSON list of lists, as written by tests/oracle/bench_llama_cpp.py so both
@@ -50,13 +51,37 @@ fn main() {
             std::process::exit(1);
         }
     };
-    let model = match Model::load(&g, &src) {
+    #[allow(unused_mut)]
+    let mut model = match Model::load(&g, &src) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);
         }
     };
+    let backend = arg(&args, "--backend").unwrap_or_else(|| "cpu".into());
+    let mut engine = "ragscope-infer cpu".to_string();
+    match backend.as_str() {
+        "cpu" => {}
+        #[cfg(feature = "gpu")]
+        "gpu" => {
+            use ragscope_infer::gpu::{GpuBackend, GpuPolicy};
+            match GpuBackend::new(&model, GpuPolicy::GpuOnly) {
+                Ok(b) => {
+                    engine = format!("ragscope-infer wgpu on {}", b.adapter());
+                    model.set_backend(Some(Box::new(b)));
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    std::process::exit(1);
+                }
+            }
+        }
+        other => {
+            eprintln!("--backend {other}: cpu, or gpu in a build with --features gpu\n{usage}");
+            std::process::exit(2);
+        }
+    }
     let prompts: Vec<Vec<u32>> = match arg(&args, "--prompts-file") {
         Some(p) => {
             let text = std::fs::read_to_string(&p).unwrap_or_else(|e| {
@@ -95,7 +120,7 @@ fn main() {
     }
     let secs = start.elapsed().as_secs_f64();
     println!(
-        "{{\"engine\": \"ragscope-infer cpu\", \"model\": {:?}, \"threads\": {threads}, \"prompts\": {}, \"tokens\": {total}, \"seconds\": {secs:.3}, \"tokens_per_s\": {:.1}}}",
+        "{{\"engine\": {engine:?}, \"model\": {:?}, \"threads\": {threads}, \"prompts\": {}, \"tokens\": {total}, \"seconds\": {secs:.3}, \"tokens_per_s\": {:.1}}}",
         model_path,
         prompts.len(),
         total as f64 / secs

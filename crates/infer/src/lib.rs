@@ -9,6 +9,8 @@ pub mod answer;
 pub mod error;
 pub mod generate;
 pub mod gguf;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 pub mod model;
 pub mod tokenizer;
 pub mod utility;

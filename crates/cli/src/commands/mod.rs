@@ -14,3 +14,4 @@ pub mod nuggets;
 pub mod trec_eval;
 pub mod udcg;
 pub mod utility;
+pub mod utility_backend;

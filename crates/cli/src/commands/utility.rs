@@ -59,6 +59,13 @@ pub struct Args {
     /// Prompts per forward pass.
     #[arg(long, default_value_t = 8)]
     pub batch_size: usize,
+    /// Where forward passes run: cpu, gpu (wgpu: Vulkan/Metal/DX12; fails when there is no
+    /// adapter), auto (a hardware GPU if present, else the CPU).
+    #[arg(long, value_enum, default_value_t = super::utility_backend::BackendChoice::Auto)]
+    pub backend: super::utility_backend::BackendChoice,
+    /// When the GPU fails mid-batch (after one retry on a new device), finish that batch on the CPU.
+    #[arg(long)]
+    pub cpu_fallback: bool,
     /// Worker threads (default: all cores).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -113,7 +120,8 @@ fn run_inner(args: &Args) -> Result<(), Failure> {
         ragscope_infer::init_threads(n.max(1)).map_err(err)?;
     }
     let (g, src) = GgufFile::open(&args.model)?;
-    let model = Model::load(&g, &src)?;
+    let mut model = Model::load(&g, &src)?;
+    super::utility_backend::attach(&mut model, args.backend, args.cpu_fallback).map_err(err)?;
     let tokenizer = Tokenizer::from_gguf(&g)?;
     if tokenizer.n_vocab() != model.n_vocab() {
         return Err(err(format!(

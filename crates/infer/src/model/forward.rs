@@ -60,6 +60,14 @@ fn rope_rows(
     (cos, sin)
 }
 
+/// cos/sin tables for positions `0..max_pos` with the model's global RoPE base (the GPU
+/// backend uploads them, so its RoPE uses exactly the CPU engine's numbers).
+pub(super) fn rope_tables(model: &Model, max_pos: usize) -> (Vec<f32>, Vec<f32>) {
+    let positions: Vec<usize> = (0..max_pos).collect();
+    let c = &model.config;
+    rope_rows(model, &positions, c.rope_base, c.rope_freq_scale)
+}
+
 fn apply_rope(
     x: &mut [f32],
     n_heads: usize,

@@ -3,6 +3,7 @@
 
 mod cache;
 mod config;
+mod export;
 mod forward;
 mod matmul;
 mod parallel;
@@ -10,6 +11,7 @@ mod weights;
 
 pub use cache::KvCache;
 pub use config::{GemmaConfig, ModelConfig, RopeLayout, SUPPORTED_ARCHS};
+pub use export::{LayerView, PrefillBackend};
 pub use weights::Matrix;
 
 use crate::error::{InferError, Result};
@@ -49,6 +51,8 @@ pub struct Model {
     output: Option<Matrix>,
     /// Per-pair RoPE frequency divisors (Llama-3 rope scaling, `rope_freqs.weight`).
     rope_freqs: Option<Vec<f32>>,
+    /// Where `prefill` runs: `None` is the CPU engine (see `set_backend`).
+    backend: Option<Box<dyn PrefillBackend>>,
 }
 
 /// Result of a prefill: each prompt's logits at its last position.
@@ -112,6 +116,7 @@ impl Model {
             output_norm,
             output,
             rope_freqs,
+            backend: None,
         })
     }
 
@@ -137,6 +142,16 @@ impl Model {
 
     pub fn n_vocab(&self) -> usize {
         self.config.n_vocab
+    }
+
+    /// Runs `prefill` on `backend` from now on (`None`: the CPU engine).
+    pub fn set_backend(&mut self, backend: Option<Box<dyn PrefillBackend>>) {
+        self.backend = backend;
+    }
+
+    /// The backend's description, `None` for the CPU engine.
+    pub fn backend_name(&self) -> Option<String> {
+        self.backend.as_ref().map(|b| b.name())
     }
 
     /// Checks that every prompt is non-empty, its ids are in the vocabulary, and it fits in the
@@ -165,13 +180,32 @@ impl Model {
     }
 
     /// Runs the prompts (each a non-empty token list, any lengths, at most the context length)
-    /// through the model and returns each one's logits at its last position.
+    /// through the model and returns each one's logits at its last position (on the backend
+    /// set, else the CPU engine).
     pub fn prefill(&self, prompts: &[&[u32]]) -> Result<PrefillOutput> {
+        self.prefill_on(prompts, self.backend.as_deref())
+    }
+
+    /// The CPU engine's prefill, whatever backend is set (fallbacks and comparisons).
+    pub fn prefill_cpu(&self, prompts: &[&[u32]]) -> Result<PrefillOutput> {
+        self.prefill_on(prompts, None)
+    }
+
+    fn prefill_on(
+        &self,
+        prompts: &[&[u32]],
+        backend: Option<&dyn PrefillBackend>,
+    ) -> Result<PrefillOutput> {
+        // Checked here for every backend: a prompt past the context window is refused, never
+        // scored (attention's cost and the RoPE tables are sized by it).
         self.check_prompts(prompts, &[])?;
         if prompts.is_empty() {
             return Ok(PrefillOutput {
                 last_logits: Vec::new(),
             });
+        }
+        if let Some(b) = backend {
+            return b.prefill(self, prompts);
         }
         let mut caches: Vec<KvCache> = prompts.iter().map(|_| KvCache::scratch()).collect();
         let mut seqs: Vec<forward::Seq> = prompts

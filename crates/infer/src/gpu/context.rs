@@ -1,0 +1,363 @@
+//! The adapter, device and compiled kernels. The device is requested with the adapter's real
+//! limits (not WebGPU's defaults), so bindings can use all the storage-buffer size it offers.
+
+use super::error::GpuError;
+use super::layout::{dequant_fn, GPU_TYPES};
+use crate::gguf::GgmlType;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+const DEQUANT_WGSL: &str = include_str!("shaders/dequant.wgsl");
+const MATMUL_WGSL: &str = include_str!("shaders/matmul.wgsl");
+const RMS_NORM_WGSL: &str = include_str!("shaders/rms_norm.wgsl");
+const ROPE_WGSL: &str = include_str!("shaders/rope.wgsl");
+const ELEMENTWISE_WGSL: &str = include_str!("shaders/elementwise.wgsl");
+const ATTENTION_WGSL: &str = include_str!("shaders/attention.wgsl");
+const SOFTMAX_WGSL: &str = include_str!("shaders/softmax.wgsl");
+
+/// What a binding is (explicit layouts: unused bindings still take a slot).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Slot {
+    Uniform,
+    Read,
+    ReadWrite,
+}
+
+pub(crate) struct Kernel {
+    pub pipeline: wgpu::ComputePipeline,
+    pub layout: wgpu::BindGroupLayout,
+    pub slots: Vec<Slot>,
+}
+
+/// The compiled kernels: one matmul per weight type (dequant function + tile shader).
+pub(crate) struct Kernels {
+    pub matmul: HashMap<GgmlType, Kernel>,
+    pub rms_norm: Kernel,
+    pub rope: Kernel,
+    pub bias: Kernel,
+    pub residual: Kernel,
+    pub swiglu: Kernel,
+    pub gather: Kernel,
+    pub attention: Kernel,
+    pub softmax: Kernel,
+}
+
+/// The adapter as reported to the user.
+#[derive(Debug, Clone)]
+pub struct AdapterSummary {
+    pub name: String,
+    /// Vulkan, Metal, Dx12, BrowserWebGpu, ...
+    pub backend: String,
+    /// DiscreteGpu, IntegratedGpu, Cpu (lavapipe, SwiftShader), ...
+    pub device_type: String,
+    pub driver: String,
+    pub shader_f16: bool,
+    pub max_storage_binding: u64,
+    pub max_buffer: u64,
+}
+
+impl AdapterSummary {
+    /// True for software adapters (lavapipe/llvmpipe, SwiftShader): a CPU emulation.
+    pub fn is_cpu(&self) -> bool {
+        self.device_type == "Cpu"
+    }
+}
+
+impl std::fmt::Display for AdapterSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}, {}", self.name, self.backend, self.device_type)?;
+        if self.is_cpu() {
+            write!(f, ": a CPU emulation of a GPU")?;
+        }
+        write!(
+            f,
+            "; max storage binding {} MiB)",
+            self.max_storage_binding >> 20
+        )
+    }
+}
+
+pub struct GpuContext {
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    pub(crate) kernels: Kernels,
+    pub(crate) limits: wgpu::Limits,
+    pub summary: AdapterSummary,
+    lost: Arc<AtomicBool>,
+    error: Arc<Mutex<Option<String>>>,
+    binding_cap: Option<u64>,
+}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GpuContext({})", self.summary)
+    }
+}
+
+impl GpuContext {
+    async fn adapter() -> Result<wgpu::Adapter, GpuError> {
+        let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+        instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                force_fallback_adapter: false,
+                compatible_surface: None,
+                apply_limit_buckets: false,
+            })
+            .await
+            .map_err(|e| GpuError::NoAdapter(e.to_string()))
+    }
+
+    /// The adapter `new` would use, without opening a device or compiling anything.
+    pub async fn probe() -> Result<AdapterSummary, GpuError> {
+        Ok(summarize(&Self::adapter().await?))
+    }
+
+    /// `probe` for native callers.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn probe_blocking() -> Result<AdapterSummary, GpuError> {
+        pollster::block_on(Self::probe())
+    }
+
+    /// Finds an adapter (high-performance preference) and opens a device with its real limits.
+    pub async fn new() -> Result<GpuContext, GpuError> {
+        let adapter = Self::adapter().await?;
+        let summary = summarize(&adapter);
+        let limits = adapter.limits();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("ragscope"),
+                required_features: wgpu::Features::empty(),
+                required_limits: limits.clone(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| GpuError::Device(format!("requesting a device: {e}")))?;
+        let lost = Arc::new(AtomicBool::new(false));
+        let flag = lost.clone();
+        device.set_device_lost_callback(move |_reason, _msg| flag.store(true, Ordering::SeqCst));
+        let error = Arc::new(Mutex::new(None::<String>));
+        let sink = error.clone();
+        device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+            if let Ok(mut slot) = sink.lock() {
+                if slot.is_none() {
+                    *slot = Some(e.to_string());
+                }
+            }
+        }));
+        let kernels = Kernels::compile(&device).await?;
+        Ok(GpuContext {
+            device,
+            queue,
+            kernels,
+            limits,
+            summary,
+            lost,
+            error,
+            binding_cap: None,
+        })
+    }
+
+    /// `new` for native callers (blocks on wgpu's futures).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new_blocking() -> Result<GpuContext, GpuError> {
+        pollster::block_on(Self::new())
+    }
+
+    /// Largest storage binding in bytes (the device's, or a lower cap).
+    pub fn max_binding(&self) -> u64 {
+        let device = self
+            .limits
+            .max_storage_buffer_binding_size
+            .min(self.limits.max_buffer_size);
+        self.binding_cap.map_or(device, |c| c.min(device))
+    }
+
+    /// Keeps every binding at or below `bytes` (smaller than the device allows): models then
+    /// split their matrices and batches as they would on a device with that limit.
+    pub fn with_binding_cap(mut self, bytes: u64) -> Self {
+        self.binding_cap = Some(bytes);
+        self
+    }
+
+    /// The device was lost, or a command failed validation/out of memory since the last check.
+    pub(crate) fn take_failure(&self) -> Option<GpuError> {
+        if self.lost.load(Ordering::SeqCst) {
+            return Some(GpuError::DeviceLost(
+                "the GPU device was lost (driver reset or removal)".into(),
+            ));
+        }
+        let msg = self.error.lock().ok().and_then(|mut s| s.take());
+        msg.map(GpuError::Device)
+    }
+
+    /// Compiles every shader module again and returns the compiler's error messages, labelled
+    /// (the browser test runs this in Chrome, whose WGSL compiler is stricter than naga).
+    pub async fn shader_errors(&self) -> Vec<String> {
+        let mut errors = Vec::new();
+        for (label, src) in all_shader_sources() {
+            let m = self
+                .device
+                .create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some(&label),
+                    source: wgpu::ShaderSource::Wgsl(src.into()),
+                });
+            let info = m.get_compilation_info().await;
+            for msg in info.messages {
+                if msg.message_type == wgpu::CompilationMessageType::Error {
+                    errors.push(format!("{label}: {}", msg.message));
+                }
+            }
+        }
+        errors
+    }
+
+    /// Destroys the device, as a driver reset would (tests of the recovery path).
+    pub fn simulate_loss(&self) {
+        self.device.destroy();
+        self.lost.store(true, Ordering::SeqCst);
+    }
+}
+
+fn summarize(adapter: &wgpu::Adapter) -> AdapterSummary {
+    let info = adapter.get_info();
+    let limits = adapter.limits();
+    AdapterSummary {
+        name: info.name.clone(),
+        backend: format!("{:?}", info.backend),
+        device_type: format!("{:?}", info.device_type),
+        driver: format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_string(),
+        shader_f16: adapter.features().contains(wgpu::Features::SHADER_F16),
+        max_storage_binding: limits.max_storage_buffer_binding_size,
+        max_buffer: limits.max_buffer_size,
+    }
+}
+
+fn layout_entries(slots: &[Slot]) -> Vec<wgpu::BindGroupLayoutEntry> {
+    slots
+        .iter()
+        .enumerate()
+        .map(|(i, s)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: match s {
+                    Slot::Uniform => wgpu::BufferBindingType::Uniform,
+                    Slot::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                    Slot::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect()
+}
+
+fn kernel(
+    device: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+    slots: &[Slot],
+) -> Kernel {
+    let layout = device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(entry),
+        entries: &layout_entries(slots),
+    });
+    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(entry),
+        bind_group_layouts: &[Some(&layout)],
+        immediate_size: 0,
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: Some(&pl),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    Kernel {
+        pipeline,
+        layout,
+        slots: slots.to_vec(),
+    }
+}
+
+/// The WGSL source of the matmul for one weight type: dequant.wgsl's functions, a `dequant`
+/// alias for the type, then the tile shader (which declares the `w` binding they read).
+pub fn matmul_source(ty: GgmlType) -> String {
+    format!(
+        "{MATMUL_WGSL}\n{DEQUANT_WGSL}\nfn dequant(row: u32, k: u32) -> f32 {{\n    return {}(row, k);\n}}\n",
+        dequant_fn(ty)
+    )
+}
+
+/// Every shader module's source with a label (compiled in Chrome by the wasm test too).
+pub fn all_shader_sources() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = GPU_TYPES
+        .iter()
+        .map(|&t| (format!("matmul_{}", t.name()), matmul_source(t)))
+        .collect();
+    out.push(("rms_norm".into(), RMS_NORM_WGSL.into()));
+    out.push(("rope".into(), ROPE_WGSL.into()));
+    out.push(("elementwise".into(), ELEMENTWISE_WGSL.into()));
+    out.push(("attention".into(), ATTENTION_WGSL.into()));
+    out.push(("softmax".into(), SOFTMAX_WGSL.into()));
+    out
+}
+
+impl Kernels {
+    async fn compile(device: &wgpu::Device) -> Result<Kernels, GpuError> {
+        use Slot::*;
+        let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = |label: &str, src: &str| {
+            device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(src.into()),
+            })
+        };
+        let mut matmul = HashMap::new();
+        for ty in GPU_TYPES {
+            let m = module(&format!("matmul_{}", ty.name()), &matmul_source(ty));
+            matmul.insert(
+                ty,
+                kernel(device, &m, "main", &[Uniform, Read, Read, ReadWrite]),
+            );
+        }
+        let rms = module("rms_norm", RMS_NORM_WGSL);
+        let rope = module("rope", ROPE_WGSL);
+        let ew = module("elementwise", ELEMENTWISE_WGSL);
+        let att = module("attention", ATTENTION_WGSL);
+        let sm = module("softmax", SOFTMAX_WGSL);
+        let ew_slots = [Uniform, ReadWrite, Read, Read];
+        let k = Kernels {
+            matmul,
+            rms_norm: kernel(device, &rms, "main", &[Uniform, Read, Read, ReadWrite]),
+            rope: kernel(
+                device,
+                &rope,
+                "main",
+                &[Uniform, ReadWrite, Read, Read, Read],
+            ),
+            bias: kernel(device, &ew, "bias", &ew_slots),
+            residual: kernel(device, &ew, "residual", &ew_slots),
+            swiglu: kernel(device, &ew, "swiglu", &ew_slots),
+            gather: kernel(device, &ew, "gather", &ew_slots),
+            attention: kernel(
+                device,
+                &att,
+                "main",
+                &[Uniform, Read, Read, Read, Read, ReadWrite],
+            ),
+            softmax: kernel(device, &sm, "main", &[Uniform, Read, Read, ReadWrite]),
+        };
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Device(format!("compiling the shaders: {e}")));
+        }
+        Ok(k)
+    }
+}

@@ -1,0 +1,33 @@
+//! The wgpu backend (crate feature `gpu`): the prefill forward pass as WGSL compute shaders,
+//! on Vulkan/Metal/DX12 natively and on WebGPU in the browser, giving the CPU engine's results.
+//!
+//! * Weights stay quantized on the GPU, uploaded once per model: GGUF blocks padded to whole
+//!   u32 words (layout.rs) and dequantized inside the matmul tiles (shaders/dequant.wgsl).
+//! * Kernels (shaders/*.wgsl), each with a CPU twin in `twin.rs` and a test comparing them on
+//!   random shapes that do not divide the tiles (tests.rs): tiled matmul for every weight type,
+//!   RMSNorm, RoPE (normal/NeoX, the CPU's tables: Llama-3 frequency factors included), causal
+//!   grouped-query attention over packed variable-length prompts (online softmax over key
+//!   tiles: memory linear in the prompt), SwiGLU, bias and residual adds, last-row gather.
+//! * f32 storage and accumulation everywhere; no shader-f16, no subgroups (the browser cannot
+//!   request them through wgpu), so one code path runs on every adapter.
+//! * The device is opened with the adapter's real limits; batches, the LM head's vocabulary
+//!   chunks and every activation binding are sized to them (engine.rs).
+
+// Model::prefill's synchronous hook: native only (the browser awaits GpuModel::prefill).
+#[cfg(not(target_arch = "wasm32"))]
+mod backend;
+mod context;
+mod engine;
+mod error;
+pub mod layout;
+mod readback;
+pub mod twin;
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use backend::{GpuBackend, GpuPolicy};
+pub use context::{all_shader_sources, matmul_source, AdapterSummary, GpuContext};
+pub use engine::{GpuModel, GPU_ARCHS, MAX_BATCH_TOKENS, MAX_HEAD_DIM};
+pub use error::GpuError;

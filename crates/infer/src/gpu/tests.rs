@@ -1,0 +1,425 @@
+//! Each WGSL kernel against its CPU twin (twin.rs) on random inputs whose shapes do not divide
+//! the tiles (32×32 matmul tiles and K steps, 64-token attention workgroups, 8-key tiles).
+//! Without a GPU adapter (e.g. no lavapipe) each test prints `SKIPPED: ...` and asserts nothing.
+
+use super::context::{GpuContext, Kernel};
+use super::layout::{repack_raw, row_words, GPU_TYPES};
+use super::twin;
+use crate::gguf::GgmlType;
+use half::{bf16, f16};
+use std::sync::OnceLock;
+use wgpu::util::DeviceExt;
+
+fn context() -> Option<&'static GpuContext> {
+    static CTX: OnceLock<Option<GpuContext>> = OnceLock::new();
+    CTX.get_or_init(|| match GpuContext::new_blocking() {
+        Ok(c) => {
+            eprintln!("GPU adapter: {}", c.summary);
+            Some(c)
+        }
+        Err(e) => {
+            eprintln!("SKIPPED: no Vulkan adapter ({e})");
+            None
+        }
+    })
+    .as_ref()
+}
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u32 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) as u32
+    }
+    /// Uniform in [-1, 1).
+    fn f(&mut self) -> f32 {
+        self.next() as f32 / (1u64 << 30) as f32 - 1.0
+    }
+    fn vec(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.f()).collect()
+    }
+}
+
+fn bytes_f32(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn bytes_u32(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Runs one kernel: binding 0 gets `words`, bindings 1.. the given buffers; returns buffer
+/// `out` (index into `bufs`) as f32.
+fn run(
+    ctx: &GpuContext,
+    k: &Kernel,
+    words: &[u32],
+    bufs: &[Vec<u8>],
+    out: usize,
+    groups: (u32, u32),
+) -> Vec<f32> {
+    let dev = &ctx.device;
+    let mut w = words.to_vec();
+    w.resize(8, 0);
+    let params = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: &bytes_u32(&w),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let buffers: Vec<wgpu::Buffer> = bufs
+        .iter()
+        .map(|b| {
+            let mut b = b.clone();
+            b.resize(b.len().max(4), 0);
+            dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents: &b,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            })
+        })
+        .collect();
+    let mut entries = vec![wgpu::BindGroupEntry {
+        binding: 0,
+        resource: params.as_entire_binding(),
+    }];
+    for (i, b) in buffers.iter().enumerate() {
+        entries.push(wgpu::BindGroupEntry {
+            binding: i as u32 + 1,
+            resource: b.as_entire_binding(),
+        });
+    }
+    let bg = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &k.layout,
+        entries: &entries,
+    });
+    let size = buffers[out].size();
+    let staging = dev.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = dev.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&k.pipeline);
+        pass.set_bind_group(0, &bg, &[]);
+        pass.dispatch_workgroups(groups.0, groups.1, 1);
+    }
+    enc.copy_buffer_to_buffer(&buffers[out], 0, &staging, 0, size);
+    ctx.queue.submit([enc.finish()]);
+    let r = pollster::block_on(super::readback::read_f32(ctx, &staging, size));
+    match r {
+        Ok(v) => v,
+        Err(e) => panic!("kernel failed: {e}"),
+    }
+}
+
+fn assert_close(name: &str, got: &[f32], want: &[f32], rel: f64) {
+    assert!(
+        got.len() >= want.len(),
+        "{name}: {} values, want {}",
+        got.len(),
+        want.len()
+    );
+    let scale = want
+        .iter()
+        .fold(0f64, |m, &v| m.max((v as f64).abs()))
+        .max(1e-30);
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let d = (g as f64 - w as f64).abs();
+        assert!(
+            d <= rel * scale && g.is_finite(),
+            "{name}[{i}]: GPU {g} vs CPU twin {w} (|diff| {d:e} > {rel} × {scale})"
+        );
+    }
+}
+
+/// Random GGUF bytes for `rows` rows of `cols` weights of `ty`, with finite, moderate scales.
+fn random_weights(rng: &mut Rng, ty: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
+    let n = rows * cols;
+    match ty {
+        GgmlType::F32 => bytes_f32(&rng.vec(n)),
+        GgmlType::F16 => (0..n)
+            .flat_map(|_| f16::from_f32(rng.f()).to_bits().to_le_bytes())
+            .collect(),
+        GgmlType::BF16 => (0..n)
+            .flat_map(|_| bf16::from_f32(rng.f()).to_bits().to_le_bytes())
+            .collect(),
+        _ => {
+            let bb = ty.block_bytes();
+            let mut out: Vec<u8> = (0..rows * ty.row_bytes(cols))
+                .map(|_| rng.next() as u8)
+                .collect();
+            let scale_at: &[usize] = match ty {
+                GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => &[0],
+                GgmlType::Q6K => &[208],
+                _ => &[0, 2],
+            };
+            for blk in out.chunks_exact_mut(bb) {
+                for &at in scale_at {
+                    let v = f16::from_f32(rng.f() * 0.05).to_bits().to_le_bytes();
+                    blk[at..at + 2].copy_from_slice(&v);
+                }
+            }
+            out
+        }
+    }
+}
+
+#[test]
+fn matmul_matches_twin_for_every_weight_type() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(7);
+    for ty in GPU_TYPES {
+        let bs = ty.block_size();
+        // Columns: not multiples of the 32-wide K step where the type allows it.
+        let col_choices: Vec<usize> = match bs {
+            1 => vec![37, 70],
+            32 => vec![96, 160],
+            _ => vec![256, 512],
+        };
+        for (cols, n_tok, rows) in [
+            (col_choices[0], 5, 7),
+            (col_choices[1], 33, 45),
+            (col_choices[0], 1, 33),
+        ] {
+            let w = random_weights(&mut rng, ty, rows, cols);
+            let x = rng.vec(n_tok * cols);
+            let want = twin::matmul(ty, &w, rows, cols, &x);
+            let rw = row_words(ty, cols);
+            // Output written at a column offset inside a wider row, as for an LM-head chunk.
+            let (stride, col0) = (rows + 3, 2);
+            let words = [
+                n_tok as u32,
+                rows as u32,
+                cols as u32,
+                rw as u32,
+                stride as u32,
+                col0 as u32,
+            ];
+            let y = vec![0f32; n_tok * stride];
+            let got = run(
+                ctx,
+                &ctx.kernels.matmul[&ty],
+                &words,
+                &[repack_raw(ty, cols, &w), bytes_f32(&x), bytes_f32(&y)],
+                2,
+                (rows.div_ceil(32) as u32, n_tok.div_ceil(32) as u32),
+            );
+            let got: Vec<f32> = (0..n_tok)
+                .flat_map(|t| got[t * stride + col0..t * stride + col0 + rows].to_vec())
+                .collect();
+            assert_close(
+                &format!("matmul {} {n_tok}x{rows}x{cols}", ty.name()),
+                &got,
+                &want,
+                2e-5,
+            );
+        }
+    }
+}
+
+#[test]
+fn rms_norm_matches_twin() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(11);
+    for (rows, dim) in [(3, 70), (5, 577), (1, 8)] {
+        let x: Vec<f32> = rng.vec(rows * dim).iter().map(|v| v * 3.0).collect();
+        let w = rng.vec(dim);
+        let want = twin::rms_norm(&x, dim, &w, 1e-5);
+        let words = [rows as u32, dim as u32, 1e-5f32.to_bits(), rows as u32];
+        let got = run(
+            ctx,
+            &ctx.kernels.rms_norm,
+            &words,
+            &[
+                bytes_f32(&x),
+                bytes_f32(&w),
+                bytes_f32(&vec![0.0; rows * dim]),
+            ],
+            2,
+            (rows as u32, 1),
+        );
+        assert_close(&format!("rms_norm {rows}x{dim}"), &got, &want, 1e-6);
+    }
+}
+
+#[test]
+fn rope_matches_twin_in_both_layouts() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(13);
+    // n_rot < head_dim: partial rotation leaves the tail untouched.
+    for (neox, n_tok, heads, hd, n_rot) in [
+        (false, 5, 3, 10, 8),
+        (true, 7, 2, 16, 16),
+        (true, 3, 4, 12, 6),
+    ] {
+        let half = n_rot / 2;
+        let max_pos = 9;
+        let angles = rng.vec(max_pos * half);
+        let cos: Vec<f32> = angles.iter().map(|a| (a * 3.0).cos()).collect();
+        let sin: Vec<f32> = angles.iter().map(|a| (a * 3.0).sin()).collect();
+        let pos: Vec<u32> = (0..n_tok).map(|_| rng.next() % max_pos as u32).collect();
+        let x = rng.vec(n_tok * heads * hd);
+        let mut want = x.clone();
+        twin::rope(&mut want, heads, hd, n_rot, neox, &pos, &cos, &sin);
+        let n = n_tok * heads * half;
+        let gx = n.div_ceil(64) as u32;
+        let words = [
+            n_tok as u32,
+            heads as u32,
+            hd as u32,
+            n_rot as u32,
+            u32::from(neox),
+            gx,
+        ];
+        let got = run(
+            ctx,
+            &ctx.kernels.rope,
+            &words,
+            &[
+                bytes_f32(&x),
+                bytes_u32(&pos),
+                bytes_f32(&cos),
+                bytes_f32(&sin),
+            ],
+            0,
+            (gx, 1),
+        );
+        assert_close(&format!("rope neox={neox}"), &got, &want, 1e-6);
+    }
+}
+
+#[test]
+fn attention_matches_twin_on_packed_prompts() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(17);
+    // Prompt lengths straddle the 64-token workgroups and the 8-key tiles.
+    for (lens, n_head, n_kv, hd) in [
+        (vec![1usize, 70, 5, 3], 4usize, 2usize, 24usize),
+        (vec![9, 130], 2, 1, 64),
+        (vec![3, 2], 3, 3, 128),
+    ] {
+        let n_tok: usize = lens.iter().sum();
+        let mut start = Vec::new();
+        let mut s = 0u32;
+        for &l in &lens {
+            start.extend(std::iter::repeat_n(s, l));
+            s += l as u32;
+        }
+        let (q_dim, kv_dim) = (n_head * hd, n_kv * hd);
+        let q: Vec<f32> = rng.vec(n_tok * q_dim).iter().map(|v| v * 2.0).collect();
+        let k: Vec<f32> = rng.vec(n_tok * kv_dim).iter().map(|v| v * 2.0).collect();
+        let v = rng.vec(n_tok * kv_dim);
+        let want = twin::attention(&q, &k, &v, &start, n_head, n_kv, hd);
+        let scale = 1.0 / (hd as f32).sqrt();
+        let words = [
+            n_tok as u32,
+            n_head as u32,
+            hd as u32,
+            q_dim as u32,
+            kv_dim as u32,
+            (n_head / n_kv) as u32,
+            scale.to_bits(),
+        ];
+        let got = run(
+            ctx,
+            &ctx.kernels.attention,
+            &words,
+            &[
+                bytes_f32(&q),
+                bytes_f32(&k),
+                bytes_f32(&v),
+                bytes_u32(&start),
+                bytes_f32(&vec![0.0; n_tok * q_dim]),
+            ],
+            4,
+            (n_tok.div_ceil(64) as u32, n_head as u32),
+        );
+        assert_close(
+            &format!("attention {lens:?} h{n_head}/{n_kv} d{hd}"),
+            &got,
+            &want,
+            1e-5,
+        );
+    }
+}
+
+#[test]
+fn elementwise_kernels_match_twins() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(19);
+    let (rows, dim) = (7, 45);
+    let n = rows * dim;
+    let y: Vec<f32> = rng.vec(n).iter().map(|v| v * 8.0).collect();
+    let a = rng.vec(n);
+    let bias = rng.vec(dim);
+    let idx: Vec<u32> = vec![6, 0, 3];
+    let gx = n.div_ceil(64) as u32;
+    let words = [n as u32, dim as u32, gx];
+    let k = &ctx.kernels;
+    let ew = |kern: &Kernel, y: &[f32], a: &[f32], rows_b: &[u32], n: usize| {
+        let gx = n.div_ceil(64) as u32;
+        run(
+            ctx,
+            kern,
+            &[n as u32, dim as u32, gx],
+            &[bytes_f32(y), bytes_f32(a), bytes_u32(rows_b)],
+            0,
+            (gx, 1),
+        )
+    };
+    let _ = words;
+    assert_close(
+        "bias",
+        &ew(&k.bias, &y, &bias, &idx, n),
+        &twin::add_bias(&y, &bias),
+        1e-7,
+    );
+    assert_close(
+        "residual",
+        &ew(&k.residual, &y, &a, &idx, n),
+        &twin::residual(&y, &a),
+        1e-7,
+    );
+    assert_close(
+        "swiglu",
+        &ew(&k.swiglu, &y, &a, &idx, n),
+        &twin::swiglu(&y, &a),
+        1e-6,
+    );
+    let out = vec![0f32; idx.len() * dim];
+    let got = ew(&k.gather, &out, &y, &idx, idx.len() * dim);
+    assert_close("gather", &got, &twin::gather_rows(&y, dim, &idx), 0.0);
+}
+
+#[test]
+fn softmax_pick_matches_twin() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(23);
+    for (rows, cols) in [(3, 1000), (1, 7), (2, 49153)] {
+        let logits: Vec<f32> = rng.vec(rows * cols).iter().map(|v| v * 20.0).collect();
+        let targets: Vec<u32> = (0..rows).map(|_| rng.next() % cols as u32).collect();
+        let want = twin::softmax_pick(&logits, cols, &targets);
+        let got = run(
+            ctx,
+            &ctx.kernels.softmax,
+            &[rows as u32, cols as u32],
+            &[
+                bytes_f32(&logits),
+                bytes_u32(&targets),
+                bytes_f32(&vec![0.0; rows]),
+            ],
+            2,
+            (rows as u32, 1),
+        );
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            let rel = ((g - w) / w).abs();
+            assert!(rel <= 1e-5, "softmax {rows}x{cols} row {i}: {g} vs {w}");
+        }
+    }
+}

