@@ -5,6 +5,7 @@ pub mod compare;
 pub mod correlate;
 pub mod eval;
 pub mod judge;
+pub mod judge_answers;
 pub mod trec_eval;
 pub mod udcg;
 pub mod utility;
