@@ -767,7 +767,11 @@ fn task_reply(r: &RecordedRequest, ds: &[(String, String)]) -> Option<Action> {
             let b_start = body.find("[The Start of Assistant B").unwrap_or(body.len());
             let winner = if has("first") {
                 "A"
-            } else if let Some(i) = body.find("FAKE{win") {
+            } else if let Some(i) = body.match_indices("FAKE{").map(|(i, _)| i).find(|&i| {
+                directives(&body[i..body[i..].find('}').map_or(body.len(), |j| i + j + 1)])
+                    .iter()
+                    .any(|(k, _)| k == "win")
+            }) {
                 if i < b_start {
                     "A"
                 } else {

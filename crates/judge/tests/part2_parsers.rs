@@ -32,7 +32,10 @@ fn ragelo_raw_verdicts_parse_to_ragelos_answers() {
 
 #[test]
 fn verdict_formats() {
-    assert_eq!(parse_verdict("```json\n{\"winner\": \"B\"}\n```").unwrap(), 'B');
+    assert_eq!(
+        parse_verdict("```json\n{\"winner\": \"B\"}\n```").unwrap(),
+        'B'
+    );
     assert_eq!(
         parse_verdict("{\"comparison_reasoning\": \"[[A]] is tempting\", \"winner\": \"C\"}")
             .unwrap(),
@@ -60,7 +63,10 @@ fn lists_labels_grades_support() {
     assert!(parse_grade("{\"reasoning\": \"x\", \"score\": 3}").is_err());
     assert!(parse_grade("{\"reasoning\": \"x\", \"score\": 1.5}").is_err());
     assert!(parse_grade("score: 2").is_err());
-    assert_eq!(parse_support("{\"support\": \"partial\"}").unwrap(), "partial");
+    assert_eq!(
+        parse_support("{\"support\": \"partial\"}").unwrap(),
+        "partial"
+    );
     assert_eq!(parse_support("Full support.").unwrap(), "full");
     assert_eq!(parse_support("none").unwrap(), "none");
     assert!(parse_support("maybe").is_err());

@@ -153,16 +153,14 @@ fn create(a: CreateArgs) -> Result<ExitCode, Failure> {
     )
 }
 
-fn ragelo_inputs(
-    a: &PairwiseArgs,
-) -> Result<
-    (
-        Vec<pairwise::Query>,
-        Vec<pairwise::AgentAnswer>,
-        BTreeMap<String, Vec<(String, String)>>,
-    ),
-    Failure,
-> {
+/// RAGElo's three inputs: queries, answers, documents by query.
+type RageloInputs = (
+    Vec<pairwise::Query>,
+    Vec<pairwise::AgentAnswer>,
+    BTreeMap<String, Vec<(String, String)>>,
+);
+
+fn ragelo_inputs(a: &PairwiseArgs) -> Result<RageloInputs, Failure> {
     let queries = pairwise::read_queries(&read(&a.queries)?, &a.queries.display().to_string())?;
     let answers = pairwise::read_answers(&read(&a.answers)?, &a.answers.display().to_string())?;
     let docs = match &a.documents {

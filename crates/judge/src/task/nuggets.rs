@@ -131,7 +131,7 @@ pub struct RunAnswer {
     pub response_length: Option<u64>,
 }
 
-fn lines<'a>(text: &'a str) -> impl Iterator<Item = (usize, &'a str)> {
+fn lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
     text.lines()
         .enumerate()
         .map(|(i, l)| (i + 1, l.trim()))
