@@ -53,6 +53,16 @@ failures (in the log, not in the qrels); 2: usage error."
     Pointwise(super::judge_answers::PairwiseArgs),
     /// Citation support (Open RAG Eval) per (answer sentence, cited passage): full/partial/none.
     Citations(super::judge_answers::CitationsArgs),
+    /// Utilities p(NO-RESPONSE | q, p) from an OpenAI-compatible server: not yet (use
+    /// `ragscope utility`, the local engine).
+    Utility(UtilityArgs),
+}
+
+/// Accepted so that `judge utility` answers with a clear "not yet" instead of "unknown command".
+#[derive(clap::Args, Debug)]
+pub struct UtilityArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
 }
 
 /// Options every judge command shares.
@@ -153,6 +163,11 @@ pub fn run(args: Args) -> ExitCode {
         JudgeTask::Pairwise(a) => more::pairwise(a),
         JudgeTask::Pointwise(a) => more::pointwise(a),
         JudgeTask::Citations(a) => more::citations(a),
+        JudgeTask::Utility(_) => Err(usage(
+            "judge utility is not implemented yet (exact first-token logprobs through \
+             /v1/completions with echo, after a server alignment probe); use `ragscope utility` \
+             (the local engine) meanwhile",
+        )),
     };
     match r {
         Ok(code) => code,
