@@ -71,3 +71,79 @@ fn lists_labels_grades_support() {
     assert_eq!(parse_support("none").unwrap(), "none");
     assert!(parse_support("maybe").is_err());
 }
+
+fn record(key: &[(&str, &str)], result: Option<serde_json::Value>) -> ragscope_judge::ItemRecord {
+    ragscope_judge::ItemRecord {
+        index: 0,
+        key: ragscope_judge::ItemKey(
+            key.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+        status: if result.is_some() {
+            ragscope_judge::Status::Ok
+        } else {
+            ragscope_judge::Status::Failed
+        },
+        result,
+        error: None,
+        attempts: 1,
+        cached: false,
+        input_tokens: 0,
+        output_tokens: 0,
+        raw: None,
+    }
+}
+
+#[test]
+fn a_topic_with_an_unjudged_last_window_is_incomplete() {
+    use ragscope_judge::task::nuggets::{NuggetCreate, PoolTopic};
+    let t = PoolTopic {
+        qid: "t".into(),
+        query: "q".into(),
+        passages: (0..11).map(|i| format!("p{i}")).collect(),
+    };
+    let w0 = record(
+        &[("qid", "t"), ("window", "0")],
+        Some(serde_json::json!(["a"])),
+    );
+    assert!(!NuggetCreate::complete(&t, std::slice::from_ref(&w0)));
+    let w1 = record(
+        &[("qid", "t"), ("window", "1")],
+        Some(serde_json::json!(["a"])),
+    );
+    assert!(NuggetCreate::complete(&t, &[w0.clone(), w1]));
+    let w1_failed = record(&[("qid", "t"), ("window", "1")], None);
+    assert!(!NuggetCreate::complete(&t, &[w0, w1_failed]));
+}
+
+#[test]
+fn games_map_the_swapped_order_back_and_samples_vote() {
+    use ragscope_judge::task::pairwise::{flips, games, Pairwise};
+    use ragscope_judge::Task;
+    let k = |o: &'static str| {
+        [
+            ("qid", "1"),
+            ("agent_a", "x"),
+            ("agent_b", "y"),
+            ("order", o),
+        ]
+    };
+    let v = |w: &str| Some(serde_json::json!({"winner": w, "raw": format!("raw {w}")}));
+    // x wins when shown first (A) and when shown second (B): consistent, x wins.
+    let g = games(&[record(&k("ab"), v("A")), record(&k("ba"), v("B"))]);
+    assert_eq!((g[0].answer, g[0].flipped()), ('A', false));
+    // "A" both times: the position won, a tie and a flip.
+    let recs = [record(&k("ab"), v("A")), record(&k("ba"), v("A"))];
+    assert_eq!(games(&recs)[0].answer, 'C');
+    assert_eq!(flips(&recs), (1, 1));
+    // A failed order: no game.
+    assert!(games(&[record(&k("ab"), v("A")), record(&k("ba"), None)]).is_empty());
+    let p = Pairwise::default();
+    let w = |r: Option<serde_json::Value>| r.unwrap()["winner"].as_str().unwrap().to_string();
+    assert_eq!(
+        w(p.vote(&[v("A").unwrap(), v("B").unwrap(), v("A").unwrap()])),
+        "A"
+    );
+    assert_eq!(w(p.vote(&[v("A").unwrap(), v("B").unwrap()])), "C");
+}

@@ -142,13 +142,20 @@ fn create(a: CreateArgs) -> Result<ExitCode, Failure> {
             *r += 1;
             t2.round(*r, topics_ref, &current.borrow())
         },
-        &|_all: &[ItemRecord]| {
+        &|all: &[ItemRecord]| {
             let cur = current.borrow();
-            let failed = cur.iter().filter(|c| c.is_none()).count();
-            let note = (failed > 0).then(|| {
-                format!("{failed} topics had a failed window and are not in the nuggets file")
+            let left_out = topics_ref
+                .iter()
+                .zip(cur.iter())
+                .filter(|(t, c)| c.is_none() || !NuggetCreate::complete(t, all))
+                .count();
+            let note = (left_out > 0).then(|| {
+                format!(
+                    "{left_out} topics have a failed or unjudged window and are not in the \
+                     nuggets file"
+                )
             });
-            (t3.output(topics_ref, &cur), note)
+            (t3.output(topics_ref, &cur, all), note)
         },
     )
 }

@@ -341,11 +341,30 @@ Answer with the updated list only, as a Python list of strings such as [\"first 
         }
     }
 
-    /// The nuggets file (no importance yet) for the topics whose every window succeeded.
-    pub fn output(&self, topics: &[PoolTopic], current: &[Option<Vec<String>>]) -> String {
+    /// Whether every window of `t` has an ok record (a run stopped early by the budget leaves
+    /// later windows unjudged: such a topic's list is incomplete).
+    pub fn complete(t: &PoolTopic, records: &[ItemRecord]) -> bool {
+        let windows = t.passages.len().div_ceil(WINDOW);
+        windows == 0
+            || records.iter().any(|r| {
+                r.status == Status::Ok
+                    && r.key.get("qid") == Some(t.qid.as_str())
+                    && r.key.get("window") == Some((windows - 1).to_string().as_str())
+            })
+    }
+
+    /// The nuggets file (no importance yet) for the topics whose every window succeeded
+    /// (`records`: every round's).
+    pub fn output(
+        &self,
+        topics: &[PoolTopic],
+        current: &[Option<Vec<String>>],
+        records: &[ItemRecord],
+    ) -> String {
         let rows: Vec<NuggetTopic> = topics
             .iter()
             .zip(current)
+            .filter(|(t, _)| Self::complete(t, records))
             .filter_map(|(t, c)| {
                 Some(NuggetTopic {
                     query: t.query.clone(),

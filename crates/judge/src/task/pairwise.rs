@@ -296,12 +296,30 @@ impl Task for Pairwise {
         let w = parse_verdict(&reply.text)?;
         Ok(json!({"winner": w.to_string(), "raw": reply.text}))
     }
+    /// The majority winner over samples (a tie between winners is C), with its first sample.
     fn vote(&self, results: &[Value]) -> Option<Value> {
-        let first = results.first()?;
-        results
+        let count = |w: &str| {
+            results
+                .iter()
+                .filter(|r| r.get("winner").and_then(Value::as_str) == Some(w))
+                .count()
+        };
+        let (a, b, c) = (count("A"), count("B"), count("C"));
+        let w = if a > b && a > c {
+            "A"
+        } else if b > a && b > c {
+            "B"
+        } else {
+            "C"
+        };
+        let raw = results
             .iter()
-            .all(|r| r.get("winner") == first.get("winner"))
-            .then(|| first.clone())
+            .find(|r| r.get("winner").and_then(Value::as_str) == Some(w))
+            .or(results.first())?
+            .get("raw")
+            .cloned()
+            .unwrap_or(Value::Null);
+        Some(json!({"winner": w, "raw": raw}))
     }
     fn write_output(&self, records: &[ItemRecord]) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());
