@@ -349,7 +349,10 @@ fn pairwise_ragelo_csvs_both_orders_flips_and_failures() {
     assert!(text.contains("Final verdict: [[A]]") && text.contains("Final verdict: [[B]]"));
     let log = jsonl(&dir.join("log.jsonl"));
     assert_eq!(log.len(), 12);
-    assert_eq!(log.iter().filter(|l| l["status"] == "failed").count(), 2);
+    let failed: Vec<&Value> = log.iter().filter(|l| l["status"] == "failed").collect();
+    assert_eq!(failed.len(), 2);
+    // No verdict: re-asked 3 times (the default --parse-retries), then recorded as failed.
+    assert!(failed.iter().all(|l| l["attempts"] == 4 && l["qid"] == "4"));
 }
 
 #[test]
@@ -385,6 +388,11 @@ fn pointwise_and_citations() {
         .collect();
     assert_eq!(got, [("x".into(), "2".into()), ("y".into(), "1".into())]);
     let log = jsonl(&dir.join("log.jsonl"));
+    let z = log.iter().find(|l| l["agent"] == "z").unwrap();
+    assert_eq!(
+        (z["status"].as_str(), z["attempts"].as_u64()),
+        (Some("failed"), Some(4))
+    );
     let w = log.iter().find(|l| l["agent"] == "w").unwrap();
     assert!(w["error"]
         .as_str()

@@ -8,7 +8,7 @@
 //! "support", "score"}`; a failed judgment is left out (the log has it). Precision, recall and F1
 //! are computed by the scorer from this file, not here.
 
-use super::reply::{check_finish, json_object};
+use super::reply::{check_finish, json_object, warmer};
 use super::{ItemKey, JobItem, Task};
 use crate::provider::{Call, ChatRequest, GenParams, Message, Reply, Role};
 use crate::runner::{ItemRecord, Status};
@@ -228,6 +228,11 @@ impl Task for Citations {
                 _ => Some(x),
             })
             .map(|(_, l)| Value::from(l))
+    }
+    /// Re-asked at temperature ≥ 0.2 (at most `--parse-retries` times) when the reply has no
+    /// verdict.
+    fn reask(&self, call: &Call, _failed: &str, _n: u32) -> Option<Call> {
+        warmer(call, 0.2)
     }
     fn write_output(&self, records: &[ItemRecord]) -> String {
         let mut out = String::new();

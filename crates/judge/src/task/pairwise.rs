@@ -6,7 +6,8 @@
 //! bias; the question, the retrieved documents (optional), then "[The Start of Assistant A's
 //! Answer]" ... for A and B; a JSON verdict `{answer_a_analysis, answer_b_analysis,
 //! comparison_reasoning, winner: "A"|"B"|"C"}`. The parser takes that JSON (code fences allowed)
-//! or RAGElo's older text verdict — the last `[[A]]`, `[[B]]` or `[[C]]`.
+//! or RAGElo's older text verdict — the last `[[A]]`, `[[B]]` or `[[C]]`. A reply with neither is
+//! re-asked (at temperature ≥ 0.2, at most `parse_retries` times), then recorded as failed.
 //!
 //! Every pair of agents per query is judged in both orders (agents sorted by name give the
 //! game's A and B); agreeing verdicts give the winner, disagreeing ones a tie (C), as RAGElo does.
@@ -14,7 +15,7 @@
 //! relevance`), with both raw verdicts in `raw_answer`; a game with a failed order is left out
 //! (the log has it). [`flips`] counts the games whose two orders disagree (position bias).
 
-use super::reply::{check_finish, json_object};
+use super::reply::{check_finish, json_object, warmer};
 use super::{ItemKey, JobItem, Task};
 use crate::provider::{Call, ChatRequest, GenParams, Message, Reply, Role};
 use crate::runner::{ItemRecord, Status};
@@ -320,6 +321,11 @@ impl Task for Pairwise {
             .cloned()
             .unwrap_or(Value::Null);
         Some(json!({"winner": w, "raw": raw}))
+    }
+    /// Re-asked at temperature ≥ 0.2 (at most `--parse-retries` times) when the reply has no
+    /// verdict.
+    fn reask(&self, call: &Call, _failed: &str, _n: u32) -> Option<Call> {
+        warmer(call, 0.2)
     }
     fn write_output(&self, records: &[ItemRecord]) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());

@@ -8,7 +8,7 @@
 //! raw_answer); a failed grade is left out (the log has it).
 
 use super::pairwise::{AgentAnswer, Query};
-use super::reply::{check_finish, json_object};
+use super::reply::{check_finish, json_object, warmer};
 use super::{ItemKey, JobItem, Task};
 use crate::provider::{Call, ChatRequest, GenParams, Message, Reply, Role};
 use crate::runner::{ItemRecord, Status};
@@ -143,6 +143,11 @@ impl Task for Pointwise {
         let mut v: Vec<&Value> = results.iter().collect();
         v.sort_by_key(|r| r.get("score").and_then(Value::as_u64).unwrap_or(0));
         v.get((v.len().saturating_sub(1)) / 2).map(|r| (*r).clone())
+    }
+    /// Re-asked at temperature ≥ 0.2 (at most `--parse-retries` times) when the reply has no
+    /// verdict.
+    fn reask(&self, call: &Call, _failed: &str, _n: u32) -> Option<Call> {
+        warmer(call, 0.2)
     }
     fn write_output(&self, records: &[ItemRecord]) -> String {
         let mut w = csv::Writer::from_writer(Vec::new());

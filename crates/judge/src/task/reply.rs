@@ -2,7 +2,7 @@
 //! a JSON object somewhere in the reply, and the reply's finish (a cut or refused reply is a
 //! failure, never a partial result).
 
-use crate::provider::{Finish, Reply};
+use crate::provider::{Call, Finish, Reply};
 use serde_json::Value;
 
 /// A truncated or refused reply is not an answer.
@@ -12,6 +12,19 @@ pub fn check_finish(reply: &Reply) -> Result<(), String> {
         Finish::Refusal => Err("the model refused to answer".into()),
         _ => Ok(()),
     }
+}
+
+/// The call again at a temperature of at least `t` (a re-ask after a reply that did not parse:
+/// at the same temperature a model mostly repeats itself). Each re-ask is cached on its own.
+pub fn warmer(call: &Call, t: f32) -> Option<Call> {
+    let mut c = call.clone();
+    match &mut c {
+        Call::Chat(ch) => {
+            ch.params.temperature = Some(ch.params.temperature.unwrap_or(0.0).max(t));
+        }
+        Call::Completion(_) => return None,
+    }
+    Some(c)
 }
 
 /// The text between the first code fence (```` ``` ```` with an optional language) and the next,
