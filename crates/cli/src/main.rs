@@ -35,7 +35,8 @@ enum Command {
     /// Passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG, computed with a local GGUF model.
     Utility(commands::utility::Args),
     /// LLM judges over HTTP (Anthropic, Gemini, OpenAI, OpenAI-compatible servers): UMBRELA
-    /// relevance grades as TREC qrels, with retries, a cache that resumes, and a budget.
+    /// relevance grades, nuggets, pairwise battles, answer grades and citation support, with
+    /// retries, a cache that resumes, and a budget.
     Judge(commands::judge::Args),
     /// Nugget scores (TREC 2024 RAG AutoNuggetizer) of nuggetizer assignment files
     Nuggets(commands::nuggets::Args),

@@ -28,6 +28,18 @@
 //! | `safety`      | Gemini: 200 without candidates (blockReason SAFETY); OpenAI: content_filter; Anthropic: refusal |
 //! | `truncated`   | text without a score, finish = max tokens / length / MAX_TOKENS             |
 //! | `trap=N`      | `On a scale from 0 to 3, ##final score: N` (umbrela's parser reads 3)       |
+//!
+//! Part-2 tasks are recognised by their prompt's phrase and answered in their own format:
+//!
+//! | task | default reply | directives |
+//! |------|---------------|------------|
+//! | nuggets create | `['fake nugget']` | `nuggets=a\|b` the list |
+//! | nuggets score / assign | a list of exactly N labels (N read from "Return exactly N"): all `vital` / `support` | `labels=a\|b` (cycled to N), `short` one label short at temperature 0 (a re-ask fixes it), `shortalways`, `json` (double quotes), `fence` (```` ```python ```` fences) |
+//! | pairwise | `{"answer_a_analysis", ..., "winner": "C"}` | `win` (in an answer: that answer wins in both orders), `first` (A always: the orders disagree), `bracket` (RAGElo text ending `[[X]]`), `fence` |
+//! | pointwise | `{"reasoning", "score": 1}` | `score=N`, `fence` |
+//! | citations | `{"support": "full"}` | `support=partial\|none`, `word` (the bare word) |
+//!
+//! and for every task `garbage` (an unparseable reply, at any temperature) and `truncated`.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -605,6 +617,8 @@ pub fn markers() -> Script {
                 headers: Vec::new(),
                 body: "{\"choices\": [{\"message\": {\"content\": \"##final sc".into(),
             }
+        } else if let Some(a) = task_reply(r, &ds) {
+            a
         } else {
             text(grade_text(get("grade").unwrap_or("1")))
         };
@@ -670,6 +684,127 @@ pub fn markers() -> Script {
             action = Action::Hold(n as usize, Box::new(action));
         }
         action
+    })
+}
+
+fn request_temperature(body: &str) -> f64 {
+    let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    v.get("temperature")
+        .or_else(|| v.get("generationConfig").and_then(|c| c.get("temperature")))
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0)
+}
+
+/// The reply of a part-2 task, recognised by its prompt's phrase (see the module documentation).
+fn task_reply(r: &RecordedRequest, ds: &[(String, String)]) -> Option<Action> {
+    use crate::task::{citations, nuggets, pairwise, pointwise};
+    let has = |k: &str| ds.iter().any(|(n, _)| n == k);
+    let get = |k: &str| ds.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let text = |t: String| Action::Text {
+        text: t,
+        finish: Finish::Stop,
+    };
+    let body = r.body.as_str();
+    let is = |mark: &str| body.contains(mark) || body.contains(&mark.replace('\'', "\\u0027"));
+    let task = if is(nuggets::CREATE_MARK) {
+        "create"
+    } else if is(nuggets::SCORE_MARK) {
+        "score"
+    } else if is(nuggets::ASSIGN_MARK) {
+        "assign"
+    } else if is(pairwise::MARK) {
+        "pairwise"
+    } else if is(pointwise::MARK) {
+        "pointwise"
+    } else if is(citations::MARK) {
+        "citations"
+    } else {
+        return None;
+    };
+    if has("garbage") {
+        return Some(text("I am not sure what you are asking.".into()));
+    }
+    let fence = |t: String, lang: &str| {
+        if has("fence") {
+            format!("```{lang}\n{t}\n```")
+        } else {
+            t
+        }
+    };
+    let list = |items: &[String]| {
+        if has("json") {
+            serde_json::to_string(items).unwrap_or_default()
+        } else {
+            let quoted: Vec<String> = items.iter().map(|i| format!("'{i}'")).collect();
+            format!("[{}]", quoted.join(", "))
+        }
+    };
+    Some(match task {
+        "create" => {
+            let items: Vec<String> = get("nuggets")
+                .unwrap_or("fake nugget")
+                .split('|')
+                .map(String::from)
+                .collect();
+            text(fence(list(&items), "python"))
+        }
+        "score" | "assign" => {
+            let n = body
+                .find("Return exactly ")
+                .map(|i| &body[i + 15..])
+                .and_then(|t| t.split(' ').next())
+                .and_then(|d| d.parse::<usize>().ok())
+                .unwrap_or(1);
+            let default = if task == "score" { "vital" } else { "support" };
+            let pool: Vec<&str> = get("labels").unwrap_or(default).split('|').collect();
+            let mut items: Vec<String> = (0..n).map(|i| pool[i % pool.len()].to_string()).collect();
+            if has("shortalways") || (has("short") && request_temperature(body) == 0.0) {
+                items.pop();
+            }
+            text(fence(list(&items), "python"))
+        }
+        "pairwise" => {
+            let b_start = body.find("[The Start of Assistant B").unwrap_or(body.len());
+            let winner = if has("first") {
+                "A"
+            } else if let Some(i) = body.match_indices("FAKE{").map(|(i, _)| i).find(|&i| {
+                directives(&body[i..body[i..].find('}').map_or(body.len(), |j| i + j + 1)])
+                    .iter()
+                    .any(|(k, _)| k == "win")
+            }) {
+                if i < b_start {
+                    "A"
+                } else {
+                    "B"
+                }
+            } else {
+                "C"
+            };
+            if has("bracket") {
+                text(format!(
+                    "Both assistants address the question.\n\nFinal verdict: [[{winner}]]"
+                ))
+            } else {
+                let j = json!({"answer_a_analysis": "fake analysis of A",
+                               "answer_b_analysis": "fake analysis of B",
+                               "comparison_reasoning": "fake comparison",
+                               "winner": winner});
+                text(fence(j.to_string(), "json"))
+            }
+        }
+        "pointwise" => {
+            let score: i64 = get("score").and_then(|s| s.parse().ok()).unwrap_or(1);
+            let j = json!({"reasoning": "fake reasoning", "score": score});
+            text(fence(j.to_string(), "json"))
+        }
+        _ => {
+            let level = get("support").unwrap_or("full");
+            if has("word") {
+                text(level.to_string())
+            } else {
+                text(fence(json!({ "support": level }).to_string(), "json"))
+            }
+        }
     })
 }
 

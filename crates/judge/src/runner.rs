@@ -398,7 +398,14 @@ impl Ctx<'_> {
     }
 
     /// Parses a 2xx body (fresh or cached) into the sample's result.
-    fn interpret(&self, call: &Call, body: &str, attempts: u32, cached: bool) -> SampleOut {
+    fn interpret(
+        &self,
+        key: &ItemKey,
+        call: &Call,
+        body: &str,
+        attempts: u32,
+        cached: bool,
+    ) -> SampleOut {
         match self.env.provider.parse_reply(call, body) {
             Err(e) => SampleOut {
                 result: Err(e.to_string()),
@@ -409,7 +416,7 @@ impl Ctx<'_> {
                 unparsed: false,
             },
             Ok(reply) => {
-                let result = self.job.task.parse(&reply);
+                let result = self.job.task.parse_item(key, &reply);
                 SampleOut {
                     unparsed: result.is_err(),
                     result,
@@ -465,7 +472,7 @@ impl Ctx<'_> {
         };
         let key = cache_key(self.job, env, &prepared, sample, reask);
         match env.cache.get(key.clone()).await {
-            Ok(Some(hit)) => return self.interpret(call, &hit.body, 0, true),
+            Ok(Some(hit)) => return self.interpret(&item.key, call, &hit.body, 0, true),
             Ok(None) => {}
             Err(e) => self.emit(Event::Warning(format!("{}: {e}", item.key))),
         }
@@ -528,7 +535,7 @@ impl Ctx<'_> {
                     if let Err(e) = env.cache.put(key.clone(), stored).await {
                         self.emit(Event::Warning(format!("{}: {e}", item.key)));
                     }
-                    let out = self.interpret(call, &resp.body, attempts, false);
+                    let out = self.interpret(&item.key, call, &resp.body, attempts, false);
                     // A reply without usage was still bought: count the estimate.
                     let bought = if out.usage == Usage::default() {
                         estimate

@@ -43,6 +43,26 @@ attempts, cached, input_tokens, output_tokens, raw). Exit 0: every item graded; 
 failures (in the log, not in the qrels); 2: usage error."
     )]
     Umbrela(UmbrelaArgs),
+    /// AutoNuggetizer (castorini/nuggetizer): create, score or assign nuggets; nuggetizer's JSONL
+    /// in and out.
+    #[command(subcommand)]
+    Nuggets(super::judge_answers::NuggetsCmd),
+    /// RAGElo pairwise answer battles, both orders per pair, written as RAGElo's pairwise CSV.
+    Pairwise(super::judge_answers::PairwiseArgs),
+    /// Pointwise answer grades 0-2 with reasoning, as CSV `qid,agent,raw_answer,reasoning,score`.
+    Pointwise(super::judge_answers::PairwiseArgs),
+    /// Citation support (Open RAG Eval) per (answer sentence, cited passage): full/partial/none.
+    Citations(super::judge_answers::CitationsArgs),
+    /// Utilities p(NO-RESPONSE | q, p) from an OpenAI-compatible server: not yet (use
+    /// `ragscope utility`, the local engine).
+    Utility(UtilityArgs),
+}
+
+/// Accepted so that `judge utility` answers with a clear "not yet" instead of "unknown command".
+#[derive(clap::Args, Debug)]
+pub struct UtilityArgs {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub rest: Vec<String>,
 }
 
 /// Options every judge command shares.
@@ -105,6 +125,13 @@ pub struct CommonArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Re-asks after a reply that does not parse (a list of the wrong length, no verdict), for
+    /// the tasks that re-ask (nuggets, at temperature 0.2); then the item is recorded as failed.
+    #[arg(long, default_value_t = 3)]
+    pub parse_retries: u32,
+    /// Use the provider's batch API (not yet supported: an error).
+    #[arg(long)]
+    pub batch: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -129,8 +156,18 @@ pub struct UmbrelaArgs {
 }
 
 pub fn run(args: Args) -> ExitCode {
+    use super::judge_answers as more;
     let r = match args.task {
         JudgeTask::Umbrela(a) => umbrela(a),
+        JudgeTask::Nuggets(a) => more::nuggets(a),
+        JudgeTask::Pairwise(a) => more::pairwise(a),
+        JudgeTask::Pointwise(a) => more::pointwise(a),
+        JudgeTask::Citations(a) => more::citations(a),
+        JudgeTask::Utility(_) => Err(usage(
+            "judge utility is not implemented yet (exact first-token logprobs through \
+             /v1/completions with echo, after a server alignment probe); use `ragscope utility` \
+             (the local engine) meanwhile",
+        )),
     };
     match r {
         Ok(code) => code,
@@ -145,7 +182,7 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn usage(m: impl Into<String>) -> Failure {
+pub(super) fn usage(m: impl Into<String>) -> Failure {
     Failure::Usage(m.into())
 }
 
@@ -181,7 +218,33 @@ fn umbrela(a: UmbrelaArgs) -> Result<ExitCode, Failure> {
 }
 
 /// The part every judge task shares: provider, cache, estimate, run, outputs, exit code.
-fn drive(c: &CommonArgs, task: Rc<dyn Task>, items: Vec<JobItem>) -> Result<ExitCode, Failure> {
+pub(super) fn drive(
+    c: &CommonArgs,
+    task: Rc<dyn Task>,
+    items: Vec<JobItem>,
+) -> Result<ExitCode, Failure> {
+    let out_task = task.clone();
+    drive_rounds(c, task, items, &mut |_| Vec::new(), &|records| {
+        (out_task.write_output(records), None)
+    })
+}
+
+/// [`drive`] for tasks whose items come in rounds (nugget creation: window r+1 needs window r's
+/// list): `next` gets each round's records and returns the next round's items (none: done);
+/// `finish` gets every record and returns the output file and an optional note for stderr.
+#[allow(clippy::type_complexity)]
+pub(super) fn drive_rounds(
+    c: &CommonArgs,
+    task: Rc<dyn Task>,
+    items: Vec<JobItem>,
+    next: &mut dyn FnMut(&[ragscope_judge::ItemRecord]) -> Vec<JobItem>,
+    finish: &dyn Fn(&[ragscope_judge::ItemRecord]) -> (String, Option<String>),
+) -> Result<ExitCode, Failure> {
+    if c.batch {
+        return Err(usage(
+            "--batch: the providers' batch APIs are not supported yet; run without --batch",
+        ));
+    }
     let kind: ProviderKind = c.provider.parse().map_err(Failure::Usage)?;
     if c.concurrency == 0 || c.samples == 0 || c.max_attempts == 0 {
         return Err(usage(
@@ -277,8 +340,8 @@ fn drive(c: &CommonArgs, task: Rc<dyn Task>, items: Vec<JobItem>) -> Result<Exit
             max_tokens: c.max_tokens,
         },
         price,
-        // UMBRELA at temperature 0 would get the same reply again (part 2's tasks re-ask).
-        parse_retries: 0,
+        // Only tasks that offer a re-ask use it (UMBRELA at temperature 0 does not).
+        parse_retries: c.parse_retries,
     };
     let job = Job {
         task: task.clone(),
@@ -326,26 +389,73 @@ fn drive(c: &CommonArgs, task: Rc<dyn Task>, items: Vec<JobItem>) -> Result<Exit
     let mut retries = 0u64;
     let mut log_error: Option<String> = None;
     let control = Control::new();
-    let result = block_on(run_job(&job, &env, &opts, &control, &mut |e| match e {
-        Event::Item(r) => {
-            // Streamed as items finish, so an interrupted run keeps its log.
-            if let Err(e) = writeln!(log, "{}", r.log_line()).and_then(|_| log.flush()) {
-                log_error.get_or_insert(format!("{}: {e}", log_path.display()));
+    let mut all: Vec<ragscope_judge::ItemRecord> = Vec::new();
+    let mut progress = ragscope_judge::Progress::default();
+    let mut stopped: Option<String> = None;
+    let mut job = job;
+    loop {
+        let result = block_on(run_job(&job, &env, &opts, &control, &mut |e| match e {
+            Event::Item(r) => {
+                // Streamed as items finish, so an interrupted run keeps its log.
+                if let Err(e) = writeln!(log, "{}", r.log_line()).and_then(|_| log.flush()) {
+                    log_error.get_or_insert(format!("{}: {e}", log_path.display()));
+                }
+                bar.inc(1);
             }
-            bar.inc(1);
+            Event::Progress(p) => bar.set_message(progress_message(&p, retries)),
+            Event::Retry { .. } => retries += 1,
+            Event::Warning(w) => bar.println(format!("warning: {w}")),
+        }));
+        let p = result.progress;
+        progress.items += p.items;
+        progress.done += p.done;
+        progress.cached += p.cached;
+        progress.failed += p.failed;
+        progress.requests += p.requests;
+        progress.input_tokens += p.input_tokens;
+        progress.output_tokens += p.output_tokens;
+        progress.cost = match (progress.cost, p.cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        let more = if result.stopped.is_none() {
+            next(&result.records)
+        } else {
+            Vec::new()
+        };
+        stopped = stopped.or(result.stopped);
+        let offset = all.len();
+        all.extend(result.records.into_iter().map(|mut r| {
+            r.index += offset;
+            r
+        }));
+        if more.is_empty() {
+            break;
         }
-        Event::Progress(p) => bar.set_message(progress_message(&p, retries)),
-        Event::Retry { .. } => retries += 1,
-        Event::Warning(w) => bar.println(format!("warning: {w}")),
-    }));
+        bar.inc_length(more.len() as u64);
+        job = Job {
+            task: task.clone(),
+            items: more,
+            samples: c.samples,
+        };
+    }
     bar.finish_and_clear();
     if let Some(e) = log_error {
         return Err(Failure::Error(e));
     }
     // Rewritten in input order now that every item is done.
-    let lines: String = result.records.iter().map(|r| r.log_line() + "\n").collect();
+    let lines: String = all.iter().map(|r| r.log_line() + "\n").collect();
     write_file(log_path, &lines)?;
-    write_file(out_path, &task.write_output(&result.records))?;
+    let (output, note) = finish(&all);
+    write_file(out_path, &output)?;
+    if let Some(n) = note {
+        eprintln!("ragscope judge: {n}");
+    }
+    let result = ragscope_judge::RunSummary {
+        records: all,
+        progress,
+        stopped,
+    };
     let p = result.progress;
     let ok = result
         .records

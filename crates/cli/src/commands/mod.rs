@@ -10,6 +10,7 @@ pub mod elo;
 pub mod eval;
 pub mod graded;
 pub mod judge;
+pub mod judge_answers;
 pub mod nuggets;
 pub mod trec_eval;
 pub mod udcg;

@@ -4,6 +4,11 @@
 //! new tasks (nuggets, pairwise battles, pointwise grades, citations, utilities) need no change
 //! to providers, retries, cache or budget.
 
+pub mod citations;
+pub mod nuggets;
+pub mod pairwise;
+pub mod pointwise;
+pub mod reply;
 pub mod umbrela;
 
 use crate::provider::{Call, Reply};
@@ -63,6 +68,12 @@ pub trait Task {
 
     /// A reply's result, or why it is not one (the text is recorded as the item's error).
     fn parse(&self, reply: &Reply) -> Result<Value, String>;
+
+    /// [`Task::parse`] for one item: tasks whose replies depend on the item (a list that must
+    /// have as many labels as the item has nuggets) read what they need from its key.
+    fn parse_item(&self, _key: &ItemKey, reply: &Reply) -> Result<Value, String> {
+        self.parse(reply)
+    }
 
     /// The item's result from its samples' parsed results (at least one), or `None` when they
     /// cannot be combined.
