@@ -19,6 +19,18 @@ use ragscope_infer::{Model, Tokenizer};
 const LOGIT_TOL: f64 = 1e-6;
 const P_REL_TOL: f64 = 2e-5;
 
+/// Tolerances of one model. gemma3 is looser: ggml's CPU backend rounds GELU's input and output
+/// to f16, which we reproduce, but the rounding flips on values at an f16 boundary, so the
+/// tiny gemma3 model lands within 1.01e-5 × max|logit| and 6.3e-5 in p (measured 2026-11-22);
+/// the limits keep a 2× margin over that.
+fn tolerances(name: &str) -> (f64, f64) {
+    if name.starts_with("gemma3") {
+        (2e-5, 1.3e-4)
+    } else {
+        (LOGIT_TOL, P_REL_TOL)
+    }
+}
+
 fn load(file: &str) -> (Model, Tokenizer) {
     let path = common::fixtures_dir().join(file);
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -40,6 +52,7 @@ fn logits_and_p_no_response_match_llama_cpp() {
         };
         models += 1;
         let (model, tok) = load(fx["model_file"].as_str().unwrap());
+        let (logit_tol, p_rel_tol) = tolerances(&name);
         let quantized = fx["reference"].as_str().unwrap().contains("twin");
         let target = common::ids(&fx["no_response_ids"])[0];
         let prompts: Vec<Vec<u32>> = entries.iter().map(|e| common::ids(&e["ids"])).collect();
@@ -60,15 +73,15 @@ fn logits_and_p_no_response_match_llama_cpp() {
                 .fold(0f64, |m, (&g, &w)| m.max((g as f64 - w).abs()));
             worst_logit = worst_logit.max(diff / max_abs);
             assert!(
-                diff <= LOGIT_TOL * max_abs,
-                "{name} prompt {i}: max |logit diff| {diff:e} > {LOGIT_TOL} × {max_abs}"
+                diff <= logit_tol * max_abs,
+                "{name} prompt {i}: max |logit diff| {diff:e} > {logit_tol} × {max_abs}"
             );
             let p = token_probability(got, target);
             let want_p = e["p_no_response"].as_f64().unwrap();
             let rel = (p - want_p).abs() / want_p;
             worst_p = worst_p.max(rel);
             assert!(
-                rel <= P_REL_TOL,
+                rel <= p_rel_tol,
                 "{name} prompt {i}: p(NO-RESPONSE) {p} vs llama.cpp {want_p} (rel {rel:e})"
             );
             if let Some(qp) = e["quantized_p_no_response"].as_f64() {
@@ -120,7 +133,7 @@ fn logits_and_p_no_response_match_llama_cpp() {
             for (i, p) in ps.iter().enumerate() {
                 let want = entries[i]["p_no_response"].as_f64().unwrap();
                 assert!(
-                    (p - want).abs() / want <= P_REL_TOL,
+                    (p - want).abs() / want <= p_rel_tol,
                     "{name} chat {i}: scorer p {p} vs {want}"
                 );
             }
