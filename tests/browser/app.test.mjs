@@ -181,7 +181,7 @@ test('a bad file shows file, line and reason, and loses nothing already loaded',
   assert.match(text, /line 2|:2[:\s]/);
   assert.match(text, /not-a-number/);
   // A recognised format the app cannot read yet says so.
-  await page.setInputFiles('#file-input', join(shared, 'data/nuggetizer/nuggets.jsonl'));
+  await page.setInputFiles('#file-input', join(shared, 'data/nuggetizer/pool.jsonl'));
   await page.waitForFunction(() => [...document.querySelectorAll('.error-message')].some((e) => /not support yet/.test(e.textContent)));
   // The good files and their scores are still there.
   assert.equal(await page.$$eval('.file', (li) => li.length), 2);

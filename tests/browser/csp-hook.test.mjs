@@ -35,7 +35,7 @@ test('the CSP carries the inline script hash, the default and the configured jud
     const csp = html.match(/Content-Security-Policy" content="([^"]*)"/)[1];
     const hash = createHash('sha256').update(script).digest('base64');
     assert.match(csp, new RegExp(`script-src 'self' 'wasm-unsafe-eval' 'sha256-${hash.replace(/[+/]/g, '\\$&')}';`));
-    assert.match(csp, new RegExp(`connect-src 'self' ${re(DEFAULTS)} https://api\\.example\\.org http://localhost:8000;`));
+    assert.match(csp, new RegExp(`connect-src 'self' blob: ${re(DEFAULTS)} https://api\\.example\\.org http://localhost:8000;`));
     assert.doesNotMatch(csp, /unsafe-inline|__/);
     const sw = await readFile(join(dir, 'sw.js'), 'utf8');
     assert.match(sw, /const ASSETS = \["\.\/","\.\/app-1\.js","\.\/demo\/q\.test","\.\/index\.html"\];/);
@@ -53,13 +53,13 @@ test('without RAGSCOPE_JUDGE_ORIGINS connect-src is exactly the app and the defa
     assert.throws(() => execFileSync('node', [hook], { env: { ...env, RAGSCOPE_JUDGE_ORIGINS: 'javascript:alert(1)' }, stdio: 'pipe' }));
     execFileSync('node', [hook], { env });
     const html = await readFile(join(dir, 'index.html'), 'utf8');
-    assert.match(html, new RegExp(`connect-src 'self' ${re(DEFAULTS)};`));
+    assert.match(html, new RegExp(`connect-src 'self' blob: ${re(DEFAULTS)};`));
     // A duplicate of a default is listed once.
     const again = await stage();
     try {
       execFileSync('node', [hook], { env: { ...env, TRUNK_STAGING_DIR: again.dir, RAGSCOPE_JUDGE_ORIGINS: 'https://api.openai.com/v1' } });
       const twice = await readFile(join(again.dir, 'index.html'), 'utf8');
-      assert.match(twice, new RegExp(`connect-src 'self' ${re(DEFAULTS)};`));
+      assert.match(twice, new RegExp(`connect-src 'self' blob: ${re(DEFAULTS)};`));
     } finally {
       await rm(again.dir, { recursive: true, force: true });
     }
