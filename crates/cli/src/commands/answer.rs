@@ -8,6 +8,7 @@
 //! The output is the input with outcomes (and `erag` scores) filled in, so `ragscope correlate`
 //! reads it directly.
 
+use super::utility::Failure;
 use indicatif::{ProgressBar, ProgressStyle};
 use ragscope_eval::rag::answer_match::{outcome, DownstreamMetric};
 use ragscope_infer::answer::Answerer;
@@ -85,28 +86,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    match run_inner(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(m)) => {
-            eprintln!("ragscope answer: {m}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Error(m)) => {
-            eprintln!("ragscope answer: error: {m}");
-            ExitCode::from(1)
-        }
-    }
-}
-
-enum Failure {
-    Usage(String),
-    Error(String),
-}
-
-impl<E: std::fmt::Display> From<E> for Failure {
-    fn from(e: E) -> Self {
-        Failure::Error(e.to_string())
-    }
+    Failure::exit("answer", run_inner(&args))
 }
 
 fn err(m: impl Into<String>) -> Failure {

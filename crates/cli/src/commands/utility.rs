@@ -75,22 +75,30 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    match run_inner(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(Failure::Usage(m)) => {
-            eprintln!("ragscope utility: {m}");
-            ExitCode::from(2)
-        }
-        Err(Failure::Error(m)) => {
-            eprintln!("ragscope utility: error: {m}");
-            ExitCode::from(1)
-        }
-    }
+    Failure::exit("utility", run_inner(&args))
 }
 
 pub(super) enum Failure {
     Usage(String),
     Error(String),
+}
+
+impl Failure {
+    /// The exit status of a model command (`utility`, `answer`): 0, 2 for a usage error, 1
+    /// otherwise, with the message on stderr.
+    pub(super) fn exit(command: &str, result: Result<(), Failure>) -> ExitCode {
+        match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(Failure::Usage(m)) => {
+                eprintln!("ragscope {command}: {m}");
+                ExitCode::from(2)
+            }
+            Err(Failure::Error(m)) => {
+                eprintln!("ragscope {command}: error: {m}");
+                ExitCode::from(1)
+            }
+        }
+    }
 }
 
 impl<E: std::fmt::Display> From<E> for Failure {
