@@ -3,8 +3,8 @@
 //! sent only without `temperature` (newer models reject both together).
 
 use super::{
-    body_excerpt, num, parse_json, u64_at, ApiError, Call, CallError, Finish, Prepared, Provider,
-    ProviderConfig, Reply, ReplyError, Role, Usage,
+    num, parse_json, u64_at, ApiError, Call, CallError, Finish, Prepared, Provider, ProviderConfig,
+    Reply, ReplyError, Role, Usage,
 };
 use serde_json::{json, Map, Value};
 
@@ -95,19 +95,11 @@ pub fn parse_reply(body: &str) -> Result<Reply, ReplyError> {
 
 /// `{"type":"error","error":{"type","message"}}`.
 pub fn parse_error(status: u16, body: &str) -> ApiError {
-    let v: Option<Value> = serde_json::from_str(body).ok();
-    let e = v.as_ref().and_then(|v| v.get("error"));
+    let (e, message) = super::error_object(body);
     ApiError {
         status,
-        code: e
-            .and_then(|e| e.get("type"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        message: e
-            .and_then(|e| e.get("message"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| body_excerpt(body)),
+        code: super::str_field(e.as_ref(), "type"),
+        message,
         retry_delay: None,
     }
 }

@@ -4,8 +4,8 @@
 //! never an empty answer.
 
 use super::{
-    body_excerpt, num, parse_json, u64_at, ApiError, Call, CallError, Finish, Prepared, Provider,
-    ProviderConfig, Reply, ReplyError, Role, Usage,
+    num, parse_json, u64_at, ApiError, Call, CallError, Finish, Prepared, Provider, ProviderConfig,
+    Reply, ReplyError, Role, Usage,
 };
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -142,20 +142,12 @@ pub fn parse_reply(body: &str) -> Result<Reply, ReplyError> {
 
 /// `{"error":{"code","message","status"}}`.
 pub fn parse_error(status: u16, body: &str) -> ApiError {
-    let v: Option<Value> = serde_json::from_str(body).ok();
-    let e = v.as_ref().and_then(|v| v.get("error"));
+    let (e, message) = super::error_object(body);
     ApiError {
         status,
-        code: e
-            .and_then(|e| e.get("status"))
-            .and_then(Value::as_str)
-            .map(str::to_string),
-        message: e
-            .and_then(|e| e.get("message"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| body_excerpt(body)),
-        retry_delay: e.and_then(retry_info),
+        code: super::str_field(e.as_ref(), "status"),
+        message,
+        retry_delay: e.as_ref().and_then(retry_info),
     }
 }
 

@@ -446,6 +446,25 @@ pub fn body_excerpt(body: &str) -> String {
     s
 }
 
+/// The `{"error": {...}}` object the three APIs wrap their errors in (`None` when the body is
+/// not such JSON), and its `message` — else an excerpt of the body.
+pub(crate) fn error_object(body: &str) -> (Option<Value>, String) {
+    let error = serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|mut v| v.get_mut("error").map(Value::take));
+    let message = error
+        .as_ref()
+        .and_then(|e| e.get("message"))
+        .and_then(Value::as_str)
+        .map_or_else(|| body_excerpt(body), str::to_string);
+    (error, message)
+}
+
+/// A string field of an optional JSON object.
+pub(crate) fn str_field(object: Option<&Value>, key: &str) -> Option<String> {
+    object?.get(key)?.as_str().map(str::to_string)
+}
+
 /// A number as JSON (f32 parameters are written as their shortest decimal, so 0.1 stays 0.1).
 pub(crate) fn num(x: f32) -> Value {
     let v: f64 = format!("{x}").parse().unwrap_or(x as f64);

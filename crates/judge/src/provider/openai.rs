@@ -7,8 +7,8 @@
 //! compatible servers get `max_tokens`, which all of them read.
 
 use super::{
-    body_excerpt, num, parse_json, u64_at, ApiError, Call, CallError, Finish, Logprobs, Prepared,
-    Provider, ProviderConfig, ProviderKind, Reply, ReplyError, Role, Usage,
+    num, parse_json, u64_at, ApiError, Call, CallError, Finish, Logprobs, Prepared, Provider,
+    ProviderConfig, ProviderKind, Reply, ReplyError, Role, Usage,
 };
 use serde_json::{json, Map, Value};
 
@@ -210,21 +210,11 @@ fn parse_logprobs(lp: &Value) -> Result<Logprobs, ReplyError> {
 
 /// `{"error":{"message","type","code"}}`; `code` (e.g. `insufficient_quota`) wins over `type`.
 pub fn parse_error(status: u16, body: &str) -> ApiError {
-    let v: Option<Value> = serde_json::from_str(body).ok();
-    let e = v.as_ref().and_then(|v| v.get("error"));
-    let code = e
-        .and_then(|e| e.get("code"))
-        .and_then(Value::as_str)
-        .or_else(|| e.and_then(|e| e.get("type")).and_then(Value::as_str))
-        .map(str::to_string);
+    let (e, message) = super::error_object(body);
     ApiError {
         status,
-        code,
-        message: e
-            .and_then(|e| e.get("message"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| body_excerpt(body)),
+        code: super::str_field(e.as_ref(), "code").or_else(|| super::str_field(e.as_ref(), "type")),
+        message,
         retry_delay: None,
     }
 }
