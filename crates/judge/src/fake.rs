@@ -617,6 +617,8 @@ pub fn markers() -> Script {
                 headers: Vec::new(),
                 body: "{\"choices\": [{\"message\": {\"content\": \"##final sc".into(),
             }
+        } else if let Some(a) = utility_reply(r, &ds, false) {
+            a
         } else if let Some(a) = task_reply(r, &ds) {
             a
         } else {
@@ -817,11 +819,181 @@ pub fn down() -> Script {
     })
 }
 
-/// A script by name: `markers` (default) or `down`.
+/// [`markers`], but `/completions` echoes are misaligned the way llama-cpp-python's are for a
+/// prompt without BOS: token i carries the value of the distribution after it.
+pub fn shifted() -> Script {
+    let base = markers();
+    Arc::new(move |r: &RecordedRequest| {
+        utility_reply(r, &directives(&r.body), true).unwrap_or_else(|| base(r))
+    })
+}
+
+/// A script by name: `markers` (default), `down` or `shifted`.
 pub fn scenario(name: &str) -> Option<Script> {
     match name {
         "markers" => Some(markers()),
         "down" => Some(down()),
+        "shifted" => Some(shifted()),
         _ => None,
     }
+}
+
+// ------------------------------------------------------------------ utilities (logprobs)
+//
+// `/completions` with `logprobs` and chat requests with `top_logprobs` get log-probabilities
+// from a fake model over a fake tokenizer, so tests can compute every served value:
+//
+// * tokens ([`fake_tokens`]): a newline or tab alone, a space alone before whitespace, else an
+//   optional space and a run of other characters;
+// * the log-probability of token t at position i is [`fake_logprob`]`(i, t)` =
+//   −(0.5 + 0.1·chars(t) + 3·(i mod 2)); directive `lp=X` makes the last prompt token's X;
+// * generation always produces "Sure" (position n = the prompt's token count), alternatives
+//   " Yes" one nat below;
+// * echo: the prompt's tokens then "Sure", the first logprob null; `cut` drops the last 3;
+//   the `shifted` script gives token i the value at position i + 1 (the completion included);
+// * chat `top_logprobs: N`: "Sure" at −0.1, then "alt1".."alt{N-1}" at −(4 + 0.25·k); with
+//   `lp=X` the last alternative is "NO" at X.
+
+/// The fake server's tokens of `text` (see above).
+pub fn fake_tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for c in text.chars() {
+        if c.is_whitespace() {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+            if c == ' ' {
+                cur.push(' ');
+            } else {
+                out.push(c.to_string());
+            }
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// The fake model's log-probability of `token` at `position` (see above).
+pub fn fake_logprob(position: usize, token: &str) -> f64 {
+    -(0.5 + 0.1 * token.chars().count() as f64 + 3.0 * (position % 2) as f64)
+}
+
+/// The generated token and the alternative the fake lists with it.
+pub const FAKE_GENERATED: &str = "Sure";
+pub const FAKE_ALTERNATIVE: &str = " Yes";
+/// The generated token's logprob in chat replies.
+pub const FAKE_CHAT_LOGPROB: f64 = -0.1;
+
+/// The chat alternatives' log-probability at rank k ≥ 1.
+pub fn fake_alternative_logprob(k: usize) -> f64 {
+    -(4.0 + 0.25 * k as f64)
+}
+
+fn utility_reply(r: &RecordedRequest, ds: &[(String, String)], shifted: bool) -> Option<Action> {
+    let v: Value = serde_json::from_str(&r.body).ok()?;
+    let get = |k: &str| ds.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let forced: Option<f64> = get("lp").and_then(|x| x.parse().ok());
+    let body = match r.format? {
+        WireFormat::OpenAiCompletions if v.get("logprobs").is_some_and(Value::is_u64) => {
+            let prompt = v.get("prompt")?.as_str()?;
+            let echo = v.get("echo").and_then(Value::as_bool) == Some(true);
+            let toks = fake_tokens(prompt);
+            let n = toks.len();
+            let gen = fake_logprob(n, FAKE_GENERATED);
+            let (mut tokens, mut values): (Vec<String>, Vec<Option<f64>>) = if echo {
+                let mut vals: Vec<Option<f64>> = toks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        if shifted {
+                            Some(fake_logprob(i + 1, t))
+                        } else if i + 1 == n && forced.is_some() {
+                            forced
+                        } else {
+                            Some(fake_logprob(i, t))
+                        }
+                    })
+                    .collect();
+                if let Some(first) = vals.first_mut() {
+                    *first = None;
+                }
+                let mut tokens = toks.clone();
+                tokens.push(FAKE_GENERATED.into());
+                vals.push(Some(if shifted {
+                    fake_logprob(n + 1, FAKE_GENERATED)
+                } else {
+                    gen
+                }));
+                (tokens, vals)
+            } else {
+                (vec![FAKE_GENERATED.into()], vec![Some(gen)])
+            };
+            if get("cut").is_some() {
+                let keep = tokens.len().saturating_sub(3);
+                tokens.truncate(keep);
+                values.truncate(keep);
+            }
+            let top: Vec<Value> = tokens
+                .iter()
+                .zip(&values)
+                .enumerate()
+                .map(|(i, (t, v))| match v {
+                    None => Value::Null,
+                    Some(x) if !echo || i == tokens.len() - 1 => {
+                        json!({ t.clone(): x, FAKE_ALTERNATIVE: x - 1.0 })
+                    }
+                    Some(x) => json!({ t.clone(): x }),
+                })
+                .collect();
+            let text = if echo {
+                format!("{prompt}{FAKE_GENERATED}")
+            } else {
+                FAKE_GENERATED.to_string()
+            };
+            json!({
+                "id": "cmpl-fake", "object": "text_completion", "model": "fake",
+                "choices": [{"index": 0, "text": text, "finish_reason": "length",
+                             "logprobs": {"tokens": tokens, "token_logprobs": values,
+                                          "top_logprobs": top}}],
+                "usage": {"prompt_tokens": n, "completion_tokens": 1, "total_tokens": n + 1}
+            })
+        }
+        WireFormat::OpenAiChat => {
+            let k = v.get("top_logprobs")?.as_u64()? as usize;
+            let mut top = vec![
+                json!({"token": FAKE_GENERATED, "logprob": FAKE_CHAT_LOGPROB,
+                                      "bytes": null}),
+            ];
+            for i in 1..k.max(1) {
+                top.push(json!({"token": format!("alt{i}"),
+                                "logprob": fake_alternative_logprob(i), "bytes": null}));
+            }
+            if let (Some(x), true) = (forced, k > 1) {
+                top[k - 1] = json!({"token": "NO", "logprob": x, "bytes": null});
+            }
+            json!({
+                "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
+                "choices": [{"index": 0,
+                             "message": {"role": "assistant", "content": FAKE_GENERATED},
+                             "logprobs": {"content": [{"token": FAKE_GENERATED,
+                                                       "logprob": FAKE_CHAT_LOGPROB,
+                                                       "bytes": null, "top_logprobs": top}],
+                                          "refusal": null},
+                             "finish_reason": "length"}],
+                "usage": {"prompt_tokens": FAKE_INPUT_TOKENS, "completion_tokens": 1,
+                          "total_tokens": FAKE_INPUT_TOKENS + 1}
+            })
+        }
+        _ => return None,
+    };
+    Some(Action::Raw {
+        status: 200,
+        headers: Vec::new(),
+        body: body.to_string(),
+    })
 }

@@ -160,6 +160,7 @@ fn chat() -> Call {
             seed: Some(7),
             stop: vec![],
         },
+        top_logprobs: None,
     })
 }
 

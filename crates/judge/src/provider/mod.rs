@@ -218,6 +218,11 @@ pub struct ChatRequest {
     pub system: Option<String>,
     pub messages: Vec<Message>,
     pub params: GenParams,
+    /// OpenAI chat only: `logprobs: true, top_logprobs: N` (N ≤ 20) — the first token's
+    /// alternatives for utilities without a local chat template. `None` everywhere else (the
+    /// body, hence the cache key, is then unchanged).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<u32>,
 }
 
 /// OpenAI's legacy `/completions` (OpenAI-compatible servers): a raw prompt, optionally echoed

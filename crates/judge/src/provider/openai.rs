@@ -65,6 +65,10 @@ pub fn build_chat_body(model: &str, official: bool, call: &Call) -> Result<Value
     if !p.stop.is_empty() {
         body.insert("stop".into(), json!(p.stop));
     }
+    if let Some(n) = chat.top_logprobs {
+        body.insert("logprobs".into(), json!(true));
+        body.insert("top_logprobs".into(), json!(n));
+    }
     Ok(Value::Object(body))
 }
 
@@ -131,12 +135,51 @@ pub fn parse_chat_reply(body: &str) -> Result<Reply, ReplyError> {
         }
         Some(_) => return Err(ReplyError::Malformed("\"content\" is not a string".into())),
     };
+    let logprobs = match c.get("logprobs") {
+        None | Some(Value::Null) => None,
+        Some(lp) => Some(parse_chat_logprobs(lp)?),
+    };
     Ok(Reply {
         text,
         finish: fin,
         usage: usage(&v),
-        logprobs: None,
+        logprobs,
     })
+}
+
+/// A chat reply's `logprobs.content[{token, logprob, top_logprobs: [{token, logprob}]}]` in the
+/// `/completions` shape (one position per generated token).
+fn parse_chat_logprobs(lp: &Value) -> Result<Logprobs, ReplyError> {
+    let bad = |w: &str| ReplyError::Malformed(format!("logprobs: {w}"));
+    let entry = |e: &Value| -> Result<(String, f64), ReplyError> {
+        let token = e
+            .get("token")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("an entry without a \"token\" string"))?;
+        let logprob = e
+            .get("logprob")
+            .and_then(Value::as_f64)
+            .ok_or_else(|| bad("an entry without a numeric \"logprob\""))?;
+        Ok((token.to_string(), logprob))
+    };
+    let content = match lp.get("content") {
+        Some(Value::Array(a)) => a.as_slice(),
+        Some(Value::Null) | None => &[],
+        Some(_) => return Err(bad("\"content\" is not a list")),
+    };
+    let mut out = Logprobs::default();
+    for position in content {
+        let (token, logprob) = entry(position)?;
+        out.tokens.push(token);
+        out.token_logprobs.push(Some(logprob));
+        let top = match position.get("top_logprobs") {
+            Some(Value::Array(a)) => a.iter().map(entry).collect::<Result<Vec<_>, _>>()?,
+            Some(Value::Null) | None => Vec::new(),
+            Some(_) => return Err(bad("\"top_logprobs\" is not a list")),
+        };
+        out.top_logprobs.push(top);
+    }
+    Ok(out)
 }
 
 /// Parses a 2xx `/completions` reply with its `logprobs` when present.

@@ -166,6 +166,7 @@ Reply with a JSON object only: {{\"support\": \"full\"}}, {{\"support\": \"parti
                             content: self.render(&s.text, p),
                         }],
                         params: self.params.clone(),
+                        top_logprobs: None,
                     }),
                 });
             }

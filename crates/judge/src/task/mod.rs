@@ -10,6 +10,7 @@ pub mod pairwise;
 pub mod pointwise;
 pub mod reply;
 pub mod umbrela;
+pub mod utility;
 
 use crate::provider::{Call, Reply};
 use crate::runner::ItemRecord;

@@ -63,6 +63,7 @@ fn chat(params: &GenParams, user: String) -> Call {
             content: user,
         }],
         params: params.clone(),
+        top_logprobs: None,
     })
 }
 

@@ -241,6 +241,7 @@ for a tie."
                                     ),
                                 }],
                                 params: self.params.clone(),
+                                top_logprobs: None,
                             }),
                         });
                     }

@@ -98,6 +98,7 @@ Reply with a JSON object only: {{\"reasoning\": \"...\", \"score\": N}} with N a
                             ),
                         }],
                         params: self.params.clone(),
+                        top_logprobs: None,
                     }),
                 })
             })

@@ -100,6 +100,7 @@ impl Umbrela {
                     content: self.render(query, passage)?,
                 }],
                 params: self.params.clone(),
+                top_logprobs: None,
             }),
         })
     }
