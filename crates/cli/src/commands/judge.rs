@@ -53,16 +53,9 @@ failures (in the log, not in the qrels); 2: usage error."
     Pointwise(super::judge_answers::PairwiseArgs),
     /// Citation support (Open RAG Eval) per (answer sentence, cited passage): full/partial/none.
     Citations(super::judge_answers::CitationsArgs),
-    /// Utilities p(NO-RESPONSE | q, p) from an OpenAI-compatible server: not yet (use
-    /// `ragscope utility`, the local engine).
-    Utility(UtilityArgs),
-}
-
-/// Accepted so that `judge utility` answers with a clear "not yet" instead of "unknown command".
-#[derive(clap::Args, Debug)]
-pub struct UtilityArgs {
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
+    /// Utilities p(NO-RESPONSE | q, p) from an OpenAI-compatible server (vLLM, llama.cpp): the
+    /// inputs and outputs of `ragscope utility`.
+    Utility(super::judge_utility::Args),
 }
 
 /// Options every judge command shares.
@@ -163,11 +156,7 @@ pub fn run(args: Args) -> ExitCode {
         JudgeTask::Pairwise(a) => more::pairwise(a),
         JudgeTask::Pointwise(a) => more::pointwise(a),
         JudgeTask::Citations(a) => more::citations(a),
-        JudgeTask::Utility(_) => Err(usage(
-            "judge utility is not implemented yet (exact first-token logprobs through \
-             /v1/completions with echo, after a server alignment probe); use `ragscope utility` \
-             (the local engine) meanwhile",
-        )),
+        JudgeTask::Utility(a) => super::judge_utility::run(a),
     };
     match r {
         Ok(code) => code,
@@ -240,6 +229,20 @@ pub(super) fn drive_rounds(
     next: &mut dyn FnMut(&[ragscope_judge::ItemRecord]) -> Vec<JobItem>,
     finish: &dyn Fn(&[ragscope_judge::ItemRecord]) -> (String, Option<String>),
 ) -> Result<ExitCode, Failure> {
+    let s = setup(c)?;
+    drive_rounds_in(c, s, task, items, next, finish)
+}
+
+/// What a judge command runs with: the provider, transport, cache and options from the command
+/// line (a task that checks the server before its job, like `judge utility`'s probe, uses it).
+pub(super) struct Setup {
+    pub kind: ProviderKind,
+    pub entry: Option<ragscope_judge::cost::PriceEntry>,
+    pub env: Env,
+    pub opts: JudgeOptions,
+}
+
+pub(super) fn setup(c: &CommonArgs) -> Result<Setup, Failure> {
     if c.batch {
         return Err(usage(
             "--batch: the providers' batch APIs are not supported yet; run without --batch",
@@ -343,6 +346,30 @@ pub(super) fn drive_rounds(
         // Only tasks that offer a re-ask use it (UMBRELA at temperature 0 does not).
         parse_retries: c.parse_retries,
     };
+    Ok(Setup {
+        kind,
+        entry,
+        env,
+        opts,
+    })
+}
+
+/// [`drive_rounds`] with its [`Setup`] made.
+#[allow(clippy::type_complexity)]
+pub(super) fn drive_rounds_in(
+    c: &CommonArgs,
+    s: Setup,
+    task: Rc<dyn Task>,
+    items: Vec<JobItem>,
+    next: &mut dyn FnMut(&[ragscope_judge::ItemRecord]) -> Vec<JobItem>,
+    finish: &dyn Fn(&[ragscope_judge::ItemRecord]) -> (String, Option<String>),
+) -> Result<ExitCode, Failure> {
+    let Setup {
+        kind,
+        entry,
+        env,
+        opts,
+    } = s;
     let job = Job {
         task: task.clone(),
         items,
