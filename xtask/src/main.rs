@@ -6,6 +6,7 @@
 mod bench;
 mod cmd;
 mod models;
+mod real_server;
 mod serve;
 mod test;
 mod tools;

@@ -35,8 +35,13 @@ pub fn test(args: &[String]) -> Result {
     step("native tests");
     run(cmd::cargo().args(["test", "--workspace"]))?;
 
+    let server_skipped = crate::real_server::test()?;
+    let skipped = server_skipped
+        .map(|r| format!(" (SKIPPED: the real-server test: {r})"))
+        .unwrap_or_default();
+
     if quick {
-        eprintln!("\n--quick: skipped wasm, fuzz and browser tests");
+        eprintln!("\n--quick: skipped wasm, fuzz and browser tests{skipped}");
         return Ok(());
     }
 
@@ -58,7 +63,7 @@ pub fn test(args: &[String]) -> Result {
     browser_e2e()?;
 
     eprintln!(
-        "\nxtask test: all suites passed in {:.0} s",
+        "\nxtask test: all suites passed in {:.0} s{skipped}",
         started.elapsed().as_secs_f64()
     );
     Ok(())
