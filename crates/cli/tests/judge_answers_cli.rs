@@ -456,22 +456,3 @@ fn pointwise_and_citations() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet"));
     assert_eq!(server.request_count(), before);
 }
-
-#[test]
-fn judge_utility_says_not_yet() {
-    let out = Command::new(env!("CARGO_BIN_EXE_ragscope"))
-        .args([
-            "judge",
-            "utility",
-            "--provider",
-            "openai-compatible",
-            "--base-url",
-            "http://127.0.0.1:9/v1",
-            "--model",
-            "m",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not implemented yet"));
-}

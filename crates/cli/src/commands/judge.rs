@@ -55,7 +55,7 @@ failures (in the log, not in the qrels); 2: usage error."
     Citations(super::judge_answers::CitationsArgs),
     /// Utilities p(NO-RESPONSE | q, p) from an OpenAI-compatible server (vLLM, llama.cpp): the
     /// inputs and outputs of `ragscope utility`.
-    Utility(super::judge_utility::Args),
+    Utility(Box<super::judge_utility::Args>),
 }
 
 /// Options every judge command shares.
@@ -156,7 +156,7 @@ pub fn run(args: Args) -> ExitCode {
         JudgeTask::Pairwise(a) => more::pairwise(a),
         JudgeTask::Pointwise(a) => more::pointwise(a),
         JudgeTask::Citations(a) => more::citations(a),
-        JudgeTask::Utility(a) => super::judge_utility::run(a),
+        JudgeTask::Utility(a) => super::judge_utility::run(*a),
     };
     match r {
         Ok(code) => code,
