@@ -288,3 +288,39 @@ fn a_server_that_splits_the_appended_token_is_refused() {
     let e = s.records[0].error.as_deref().unwrap();
     assert!(e.contains("split \"NO RESPONSE\" into 2 tokens"), "{e}");
 }
+
+/// Replies captured from llama-cpp-python 0.3.36's server (SmolLM2-135M Q4_1, logits_all):
+/// a chat prompt (starting with the BOS `<|im_start|>`) echoes aligned values — "The" has the
+/// logprob the server gave it when generating it, −0.6227359771728516 — while a plain prompt
+/// without BOS is shifted and loses its completion token (" Paris" at −8.77 instead of the
+/// generated −0.268).
+#[test]
+fn llama_cpp_python_echo_replies() {
+    use ragscope_judge::provider::openai::parse_completion_reply;
+    let seed = include_bytes!("../../../fuzz/seeds/judge_replies/completions_echo_llama_cpp");
+    let aligned = parse_completion_reply(std::str::from_utf8(&seed[1..]).unwrap()).unwrap();
+    let (lp, token) = utility::echoed_logprob(&aligned, "The", true).unwrap();
+    assert_eq!((lp, token.as_str()), (-0.6227359771728516, "The"));
+    let report = utility::probe_check("The", -0.6227359771728516, &aligned).unwrap();
+    assert_eq!(report.echoed, report.generated);
+
+    let shifted = parse_completion_reply(
+        r#"{"id":"cmpl-c7d8","object":"text_completion","created":1795371451,"model":"smol",
+        "choices":[{"text":"The capital of France is Paris.","index":0,"logprobs":{
+        "text_offset":[0,3,11,14,21,24],
+        "token_logprobs":[null,-9.538983345031738,-10.535320281982422,-11.71572494506836,-11.659981727600098,-8.766325950622559],
+        "tokens":["The"," capital"," of"," France"," is"," Paris"],
+        "top_logprobs":[null,{" of":-0.357787162065506," capital":-9.538983345031738},{" the":-1.9775750637054443," of":-10.535320281982422},{" is":-0.3886377215385437," France":-11.71572494506836},{" Paris":-0.26792988181114197," is":-11.659981727600098},{".":-0.40775978565216064," Paris":-8.766325950622559}]},
+        "finish_reason":"length"}],"usage":{"prompt_tokens":6,"completion_tokens":1,"total_tokens":7}}"#,
+    )
+    .unwrap();
+    let e = utility::probe_check(" Paris", -0.26792988181114197, &shifted).unwrap_err();
+    assert!(e.contains("do not end with \" Paris\""), "{e}");
+    // Had it kept its completion token, the values would still be 8.5 nats apart.
+    let mut kept = shifted.clone();
+    let lps = kept.logprobs.as_mut().unwrap();
+    lps.tokens.push(".".into());
+    lps.token_logprobs.push(Some(-0.4));
+    let e = utility::probe_check(" Paris", -0.26792988181114197, &kept).unwrap_err();
+    assert!(e.contains("misaligned"), "{e}");
+}
