@@ -52,9 +52,12 @@ pub struct Args {
     /// Compute engine (only the CPU engine decodes for now).
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
-    /// Grade correctness with an LLM judge PROVIDER/MODEL instead of the substring match.
+    /// Grade correctness with an LLM judge PROVIDER/MODEL (e.g. gemini/gemini-2.0-flash)
+    /// instead of the substring match; the --judge-* options as for `ragscope judge`.
     #[arg(long)]
     pub judge: Option<String>,
+    #[command(flatten)]
+    pub judge_options: super::answer_judge::JudgeOptions,
     /// Also answer every passage alone and store its eRAG score (passages.ID.erag).
     #[arg(long)]
     pub erag: bool,
@@ -86,7 +89,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    Failure::exit("answer", run_inner(&args))
+    if let Some(spec) = &args.judge {
+        if let Err(e) = super::answer_judge::check(spec, &args.judge_options) {
+            return Failure::exit("answer", Err(e));
+        }
+    }
+    match (run_inner(&args), &args.judge) {
+        (Ok(()), Some(spec)) => {
+            super::answer_judge::grade(&args.output, spec, &args.judge_options, args.quiet)
+        }
+        (r, _) => Failure::exit("answer", r),
+    }
 }
 
 fn err(m: impl Into<String>) -> Failure {
@@ -124,11 +137,6 @@ fn run_inner(args: &Args) -> Result<(), Failure> {
                     .into(),
             ))
         }
-    }
-    if let Some(j) = &args.judge {
-        return Err(Failure::Usage(format!(
-            "--judge {j}: not yet: needs the judge layer (crates/judge); the substring match is the default"
-        )));
     }
     let metric = DownstreamMetric::parse(&args.erag_metric).ok_or_else(|| {
         Failure::Usage(format!(
