@@ -798,7 +798,9 @@ fn task_reply(r: &RecordedRequest, ds: &[(String, String)]) -> Option<Action> {
         "equivalence" => {
             let verdict = get("verdict").unwrap_or("correct").to_ascii_uppercase();
             if has("verdictline") {
-                text(format!("The candidate names the same thing.\nVerdict: {verdict}"))
+                text(format!(
+                    "The candidate names the same thing.\nVerdict: {verdict}"
+                ))
             } else {
                 text(fence(verdict, ""))
             }

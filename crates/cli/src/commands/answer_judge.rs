@@ -199,8 +199,10 @@ fn grade_inner(
                 .get("passages")
                 .and_then(Value::as_array)
                 .is_some_and(|ids| {
-                    ids.iter()
-                        .any(|id| id.as_str().is_some_and(|id| relevant.iter().any(|r| r == id)))
+                    ids.iter().any(|id| {
+                        id.as_str()
+                            .is_some_and(|id| relevant.iter().any(|r| r == id))
+                    })
                 });
             if abstains(&answer) {
                 c.insert("outcome".into(), json!("abstain"));
@@ -213,14 +215,7 @@ fn grade_inner(
                            "reason": "no relevant passage in the context: never correct"}),
                 );
             } else {
-                let item = task.item(
-                    &dataset,
-                    &qid,
-                    ci,
-                    &question,
-                    &golds,
-                    first_line(&answer),
-                );
+                let item = task.item(&dataset, &qid, ci, &question, &golds, first_line(&answer));
                 slots.insert(item.key.0.clone(), (li, ci));
                 items.push(item);
             }

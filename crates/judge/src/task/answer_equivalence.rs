@@ -25,7 +25,8 @@ use serde_json::Value;
 /// Bump when the prompt text or the default parameters change (old cache entries then miss).
 pub const TEMPLATE_VERSION: &str = "answer-equivalence-ragscope-1";
 /// The phrase that identifies the prompt (the fake provider answers by it).
-pub const MARK: &str = "Decide whether the candidate answer is equivalent to one of the gold answers";
+pub const MARK: &str =
+    "Decide whether the candidate answer is equivalent to one of the gold answers";
 
 pub const SYSTEM: &str = "You grade the answers of a question-answering system against the \
 reference answers of a dataset.";
@@ -161,7 +162,10 @@ impl Task for AnswerEquivalence {
     /// The majority verdict; a tie is no verdict (the item fails rather than guess).
     fn vote(&self, results: &[Value]) -> Option<Value> {
         let yes = results.iter().filter(|v| v.as_bool() == Some(true)).count();
-        let no = results.iter().filter(|v| v.as_bool() == Some(false)).count();
+        let no = results
+            .iter()
+            .filter(|v| v.as_bool() == Some(false))
+            .count();
         if yes + no != results.len() || yes == no {
             return None;
         }
@@ -224,6 +228,8 @@ mod tests {
     #[test]
     fn prompt_holds_every_gold_and_the_mark() {
         let p = AnswerEquivalence::new().render("q?", &["a".into(), "b".into()], "c");
-        assert!(p.starts_with(MARK) && p.contains("- a\n- b\n") && p.contains("Candidate answer: c"));
+        assert!(
+            p.starts_with(MARK) && p.contains("- a\n- b\n") && p.contains("Candidate answer: c")
+        );
     }
 }
