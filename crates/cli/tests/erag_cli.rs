@@ -178,3 +178,80 @@ fn missing_or_bad_outcomes_are_clear_errors() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The format contract: what `ragscope answer --erag` writes is what `--erag-outcomes` reads.
+/// Every passage answered alone is scored (none reported missing: a renamed field would make them
+/// all missing), and `eval`'s value equals the mean of the scores `answer` stored with that
+/// metric (with this random fixture model all of them are 0, so the values are a weak check;
+/// `eval_equals_the_python_oracle` checks the arithmetic).
+#[test]
+fn answer_erag_output_is_an_outcomes_file() {
+    let dir = std::env::temp_dir().join(format!("ragscope-erag-chain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let contexts = here.join("tests/fixtures/answer/contexts.jsonl");
+    std::fs::write(
+        dir.join("qrels"),
+        "q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 0\nq2 0 d4 1\nq2 0 d5 0\nq2 0 d6 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("run"),
+        "q1 Q0 d1 1 3 r\nq1 Q0 d2 2 2 r\nq1 Q0 d3 3 1 r\nq2 Q0 d4 1 3 r\nq2 Q0 d5 2 2 r\nq2 Q0 d6 3 1 r\n",
+    )
+    .unwrap();
+    for metric in ["substring", "rouge_l"] {
+        let out = dir.join(format!("answers-{metric}.jsonl"));
+        let o = Command::new(env!("CARGO_BIN_EXE_ragscope"))
+            .args(["answer", "--quiet", "--max-new-tokens", "4", "--erag"])
+            .args(["--erag-metric", metric, "--model"])
+            .arg(here.join("../infer/tests/fixtures/llama-f32.gguf"))
+            .arg(&contexts)
+            .arg("-o")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let mut stored = Vec::new();
+        for line in std::fs::read_to_string(&out).unwrap().lines() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            let p = &v["passages"];
+            let s: Vec<f64> = ["d1", "d2", "d3", "d4", "d5", "d6"]
+                .iter()
+                .filter_map(|d| p[d]["erag"].as_f64())
+                .collect();
+            assert_eq!(s.len(), 3);
+            stored.push(s.iter().sum::<f64>() / 3.0);
+        }
+        let m = format!("eRAG-P(metric={metric})@3");
+        let o = Command::new(env!("CARGO_BIN_EXE_ragscope"))
+            .current_dir(&dir)
+            .args([
+                "eval",
+                "--qrels",
+                "qrels",
+                "--per-query",
+                "--format",
+                "json",
+            ])
+            .args(["--measures", &m, "--erag-outcomes"])
+            .arg(&out)
+            .arg("run")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let got: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let run = &got["runs"][0];
+        let m = if metric == "substring" {
+            "eRAG-P@3".to_string()
+        } else {
+            m
+        };
+        assert_eq!(run["unjudged"][&m], 0, "{got}");
+        for (qid, want) in ["q1", "q2"].iter().zip(&stored) {
+            close(&run["per_query"][qid][&m], &Value::from(*want), qid);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
