@@ -90,10 +90,10 @@ def main():
         for qid in sorted(set(ANSWERS) | set(STORED)):
             passages = {}
             for d, a in ANSWERS.get(qid, {}).items():
-                passages[d] = {"text": f"passage {d}", "is_relevant": True, "erag": best_subspan_em(a.split("\n")[0], GOLDS[qid]),
+                passages[d] = {"text": f"passage {d}", "is_relevant": True, "no_res_prob": 0.5, "erag": best_subspan_em(a.split("\n")[0], GOLDS[qid]),
                                "erag_answer": a, "erag_metric": "substring"}
             for d, (s, m) in STORED.get(qid, {}).items():
-                passages[d] = {"text": f"passage {d}", "is_relevant": False, "erag": s, "erag_metric": m}
+                passages[d] = {"text": f"passage {d}", "is_relevant": False, "no_res_prob": 0.5, "erag": s, "erag_metric": m}
             line = {"qid": qid, "dataset": "toy", "question": f"question {qid}", "answers": GOLDS[qid],
                     "passages": passages, "contexts": [{"passages": list(passages)[:2], "outcome": "wrong"}],
                     "model": "toy-model"}
