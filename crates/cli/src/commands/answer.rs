@@ -38,7 +38,14 @@ Input: JSON Lines as `ragscope correlate` reads them, each line also holding \"q
 strings) and a \"text\" for every passage; or a UDCG reference JSON (a list of examples with question, passages \
 and answers), whose every example becomes one context of all its passages.\n\
 Output: the same lines with each context's \"outcome\", \"answer\" and \"stop\" filled in and \"model\" set to the \
-model's name; `ragscope correlate ANSWERS.jsonl` reads it. Rerunning resumes after the last complete line."
+model's name; `ragscope correlate ANSWERS.jsonl` reads it. Rerunning resumes after the last complete line.\n\n\
+With --erag, every passage is also answered alone (passages.ID.erag_answer, with its score erag under \
+--erag-metric): the file is then an eRAG outcomes file for `ragscope eval/compare --erag-outcomes` \
+(measures eRAG-P@k, eRAG-success@k).\n\
+With --judge PROVIDER/MODEL (e.g. gemini/gemini-2.0-flash), each answered context with a relevant passage \
+is graded by an LLM judge (semantic equivalence with a gold answer, as the UDCG paper does with Gemini 2.0 \
+Flash) instead of the substring match, through the judge cache; a failed judgment is written as outcome \
+\"failed\" (left out by `correlate`), and the exit status is then 3."
 )]
 pub struct Args {
     /// GGUF model file.
