@@ -22,6 +22,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 mod answers;
+#[cfg(test)]
+mod erag_tests;
 pub mod inference;
 pub mod judges;
 
@@ -57,6 +59,9 @@ pub struct Workspace {
     utility_model: String,
     udcg_json: Vec<(FileId, String, UdcgDataset)>,
     contexts: Option<(FileId, String, Vec<ContextSet>)>,
+    /// Per-passage answers of a context-set file written by `ragscope answer --erag`, which the
+    /// eRAG measures read.
+    erag: Option<(FileId, Arc<ragscope_eval::rag::erag_outcomes::EragOutcomes>)>,
     answers: answers::AnswerFiles,
     tournament: tournament::TournamentFiles,
     /// Topics and passages, the inputs of LLM judges.
@@ -136,6 +141,9 @@ impl Workspace {
         }
         if self.contexts.as_ref().is_some_and(|(q, _, _)| *q == id) {
             self.contexts = None;
+        }
+        if self.erag.as_ref().is_some_and(|(q, _)| *q == id) {
+            self.erag = None;
         }
         self.runs.retain(|(r, _, _)| *r != id);
         self.tournament.remove(id);
@@ -279,10 +287,22 @@ impl Workspace {
             }
             Loader::Text(FileKind::ContextSets, bytes) => {
                 let utilities = self.utilities.as_ref().map(|(_, _, u)| &**u);
-                let sets =
-                    contexts::parse(name, &text(&bytes)?, utilities).map_err(|e| e.to_string())?;
+                let source = text(&bytes)?;
+                let sets = contexts::parse(name, &source, utilities).map_err(|e| e.to_string())?;
                 let n: usize = sets.iter().map(|s| s.contexts.len()).sum();
-                let summary = format!("{} questions, {n} contexts", sets.len());
+                let mut summary = format!("{} questions, {n} contexts", sets.len());
+                // `ragscope answer --erag` output: the same lines also feed the eRAG measures.
+                let erag = ragscope_eval::rag::erag_outcomes::parse(name, &source)
+                    .ok()
+                    .filter(|o| o.questions.values().any(|q| !q.passages.is_empty()));
+                if let Some(o) = erag {
+                    let scored: usize = o.questions.values().map(|q| q.passages.len()).sum();
+                    summary.push_str(&format!(
+                        ", {scored} passages answered alone ({})",
+                        crate::protocol::ERAG_LOADED
+                    ));
+                    self.erag = Some((id, Arc::new(o)));
+                }
                 self.contexts = Some((id, name.to_string(), sets));
                 Ok((FileKind::ContextSets, summary))
             }
@@ -318,6 +338,14 @@ impl Workspace {
                 return Err(ragscope_eval::EvalError::MissingUtilities(m.to_string()).to_string());
             }
         }
+        if self.erag.is_none() {
+            if let Some(m) = measures.iter().find(|m| m.needs_erag_outcomes()) {
+                return Err(format!(
+                    "{}: load the answers of `ragscope answer --erag` (JSON Lines)",
+                    ragscope_eval::EvalError::MissingEragOutcomes(m.to_string())
+                ));
+            }
+        }
         let total = match &self.qrels {
             Some((_, _, q)) => q.topics().len() * self.runs.len(),
             None => 0,
@@ -335,6 +363,7 @@ impl Workspace {
         EvalOptions {
             utilities: self.utilities.as_ref().map(|(_, _, u)| u.clone()),
             utility_model: self.utility_model.clone(),
+            erag: self.erag.as_ref().map(|(_, o)| o.clone()),
             ..EvalOptions::default()
         }
     }

@@ -115,6 +115,10 @@ pub enum Response {
     Judge(judges::JudgeResponse),
 }
 
+/// Said in a context-set file's summary when it holds eRAG outcomes (`ragscope answer --erag`):
+/// the measure picker then offers the eRAG measures.
+pub const ERAG_LOADED: &str = "eRAG measures available";
+
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileKind {
     Qrels,

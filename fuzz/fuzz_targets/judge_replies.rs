@@ -8,7 +8,7 @@
 use libfuzzer_sys::fuzz_target;
 use ragscope_judge::provider::{anthropic, gemini, openai};
 use ragscope_judge::task::umbrela::parse_grade;
-use ragscope_judge::task::{citations, nuggets, pairwise, pointwise, reply};
+use ragscope_judge::task::{answer_equivalence, citations, nuggets, pairwise, pointwise, reply};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, rest)) = data.split_first() else {
@@ -58,6 +58,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(g <= 2);
             }
             let _ = citations::parse_support(&text);
+            let _ = answer_equivalence::parse_verdict(&text);
         }
         10 => {
             let _ = nuggets::read_pool(&text, "f", 1);

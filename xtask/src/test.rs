@@ -253,6 +253,16 @@ pub fn oracle() -> Result {
             "generate_answer_match.py",
             "crates/eval/tests/fixtures/rag",
         ),
+        (
+            "tests/oracle/rouge",
+            "generate.py",
+            "crates/eval/tests/fixtures/rag",
+        ),
+        (
+            "tests/oracle/rouge",
+            "generate_erag.py",
+            "crates/cli/tests/fixtures/erag",
+        ),
         ("tests/oracle", "generate.py", "crates/infer/tests/fixtures"),
         // After generate.py: it rebuilds the models and checks they equal the committed ones.
         (

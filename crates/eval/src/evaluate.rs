@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::formats::{Qrels, QrelsTopic, Run};
 use crate::measures::topic::{ranked_rels, TopicEval};
 use crate::measures::{Measure, RankingOptions};
+use crate::rag::erag_outcomes::EragOutcomes;
 use crate::rag::utilities_tsv::Utilities;
 
 /// Measures the app shows when the user has not picked any.
@@ -28,6 +29,9 @@ pub struct EvalOptions {
     /// Which reader LLM's p(NO-RESPONSE) to use when the utilities name models (`""`: rows
     /// without a model column; a topic with no row for the model falls back to those).
     pub utility_model: String,
+    /// Per-passage answers (`ragscope answer --erag`) for eRAG measures, by qid and docno.
+    #[serde(skip)]
+    pub erag: Option<Arc<EragOutcomes>>,
 }
 
 impl Default for EvalOptions {
@@ -37,6 +41,7 @@ impl Default for EvalOptions {
             max_docs: usize::MAX,
             utilities: None,
             utility_model: String::new(),
+            erag: None,
         }
     }
 }
@@ -48,6 +53,8 @@ pub enum EvalError {
         "{0} needs passage utilities (a utilities TSV: qid docno relevant no_res_prob [model])"
     )]
     MissingUtilities(String),
+    #[error("{0} needs eRAG outcomes (the per-passage answers of `ragscope answer --erag`)")]
+    MissingEragOutcomes(String),
 }
 
 /// Per-topic values of each measure, topics in `strcmp` order.
@@ -59,7 +66,7 @@ pub struct Results {
     /// `values[m][t]`: measure `m` on topic `t`.
     pub values: Vec<Vec<f64>>,
     /// `unjudged[m]`: for UDCG measures, retrieved passages within the cutoff that had no
-    /// utility, summed over topics (they score utility 0; callers should report them). Always
+    /// utility (for eRAG measures: no per-passage outcome), summed over topics (they score utility 0; callers should report them). Always
     /// 0 for the other measures, which treat unjudged documents as trec_eval does.
     pub unjudged: Vec<usize>,
 }
@@ -126,6 +133,11 @@ pub fn try_evaluate(
     if opts.utilities.is_none() {
         if let Some(m) = measures.iter().find(|m| m.needs_utilities()) {
             return Err(EvalError::MissingUtilities(m.to_string()));
+        }
+    }
+    if opts.erag.is_none() {
+        if let Some(m) = measures.iter().find(|m| m.needs_erag_outcomes()) {
+            return Err(EvalError::MissingEragOutcomes(m.to_string()));
         }
     }
     Ok(evaluate_with(qrels, run, measures, opts))
@@ -237,6 +249,23 @@ fn score_topics(
             })
             .collect();
         for (i, (m, out)) in measures.iter().zip(values.iter_mut()).enumerate() {
+            if let Some(metric) = m.erag_metric() {
+                let Some(erag) = &opts.erag else {
+                    out.push(f64::NAN);
+                    continue;
+                };
+                let docs = run_topic.map(|rt| rt.docs()).unwrap_or(&[]);
+                let docnos = scratch.iter().map(|&(_, d)| run.docno(&docs[d as usize]));
+                let k = m.cutoff.map_or(usize::MAX, |k| k as usize);
+                let q =
+                    crate::rag::erag::score_docnos(k, docnos, erag.questions.get(qt.qid()), metric);
+                unjudged[i] += q.unscored;
+                out.push(match m.kind {
+                    crate::measures::MeasureKind::EragP(_) => q.precision,
+                    _ => q.success,
+                });
+                continue;
+            }
             if let Some(variant) = m.udcg() {
                 let Some(utilities) = &opts.utilities else {
                     out.push(f64::NAN);

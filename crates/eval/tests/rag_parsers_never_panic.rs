@@ -2,11 +2,13 @@
 //! valid files.
 
 use proptest::prelude::*;
+use ragscope_eval::rag::answer_match::DownstreamMetric;
 use ragscope_eval::rag::udcg::Convention;
-use ragscope_eval::rag::{contexts, reference_json, utilities_tsv};
+use ragscope_eval::rag::{contexts, erag_outcomes, reference_json, utilities_tsv};
 
 const VALID_JSON: &str = r#"[{"example_id":"a","passages":[{"doc_id":"d","is_relevant":true,"models_info":{"m":{"no_res_prob":0.5}}}],"udcg":{}}]"#;
 const VALID_JSONL: &str = r#"{"qid":"q","passages":{"d":{"is_relevant":true,"no_res_prob":0.5}},"contexts":[{"passages":["d"],"outcome":"wrong"}]}"#;
+const VALID_ERAG: &str = r#"{"qid":"q","answers":["Paris"],"passages":{"d":{"erag_answer":"paris","erag":1,"erag_metric":"substring"},"e":{"erag":0.5,"erag_metric":"rouge_l"}}}"#;
 const VALID_TSV: &str = "qid docno relevant no_res_prob model\nq d 1 0.5 m\n";
 
 fn mutate(base: &str, at: usize, cut: usize, insert: &str) -> String {
@@ -29,6 +31,7 @@ proptest! {
         let _ = reference_json::parse("f", &text, Convention::Reference);
         let _ = contexts::parse("f", &text, None);
         let _ = utilities_tsv::parse("f", &text);
+        let _ = erag_outcomes::parse("f", &text);
     }
 
     #[test]
@@ -38,5 +41,16 @@ proptest! {
         let _ = reference_json::parse("f", &mutate(VALID_JSON, at, cut, insert), Convention::Reference);
         let _ = contexts::parse("f", &mutate(VALID_JSONL, at, cut, insert), None);
         let _ = utilities_tsv::parse("f", &mutate(VALID_TSV, at, cut, insert));
+        if let Ok(o) = erag_outcomes::parse("f", &mutate(VALID_ERAG, at, cut, insert)) {
+            for q in o.questions.values() {
+                for d in q.passages.keys() {
+                    for m in [DownstreamMetric::Substring, DownstreamMetric::ExactMatch, DownstreamMetric::RougeL] {
+                        if let Some(s) = q.score(d, m) {
+                            prop_assert!((0.0..=1.0).contains(&s));
+                        }
+                    }
+                }
+            }
+        }
     }
 }

@@ -38,6 +38,7 @@
 //! | pairwise | `{"answer_a_analysis", ..., "winner": "C"}` | `win` (in an answer: that answer wins in both orders), `first` (A always: the orders disagree), `bracket` (RAGElo text ending `[[X]]`), `fence` |
 //! | pointwise | `{"reasoning", "score": 1}` | `score=N`, `fence` |
 //! | citations | `{"support": "full"}` | `support=partial\|none`, `word` (the bare word) |
+//! | answer equivalence | `CORRECT` | `verdict=correct\|incorrect`, `verdictline` (`Verdict: X` after a sentence), `fence` |
 //!
 //! and for every task `garbage` (an unparseable reply, at any temperature) and `truncated`.
 
@@ -699,7 +700,7 @@ fn request_temperature(body: &str) -> f64 {
 
 /// The reply of a part-2 task, recognised by its prompt's phrase (see the module documentation).
 fn task_reply(r: &RecordedRequest, ds: &[(String, String)]) -> Option<Action> {
-    use crate::task::{citations, nuggets, pairwise, pointwise};
+    use crate::task::{answer_equivalence, citations, nuggets, pairwise, pointwise};
     let has = |k: &str| ds.iter().any(|(n, _)| n == k);
     let get = |k: &str| ds.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let text = |t: String| Action::Text {
@@ -720,6 +721,8 @@ fn task_reply(r: &RecordedRequest, ds: &[(String, String)]) -> Option<Action> {
         "pointwise"
     } else if is(citations::MARK) {
         "citations"
+    } else if is(answer_equivalence::MARK) {
+        "equivalence"
     } else {
         return None;
     };
@@ -792,6 +795,16 @@ fn task_reply(r: &RecordedRequest, ds: &[(String, String)]) -> Option<Action> {
                                "comparison_reasoning": "fake comparison",
                                "winner": winner});
                 text(fence(j.to_string(), "json"))
+            }
+        }
+        "equivalence" => {
+            let verdict = get("verdict").unwrap_or("correct").to_ascii_uppercase();
+            if has("verdictline") {
+                text(format!(
+                    "The candidate names the same thing.\nVerdict: {verdict}"
+                ))
+            } else {
+                text(fence(verdict, ""))
             }
         }
         "pointwise" => {

@@ -495,6 +495,8 @@ fn main_view() -> Html {
                         FileStatus::Loaded { kind: crate::protocol::FileKind::UdcgJson, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()} />
                 <Controls measures={state.measures.clone()} runs={state.runs()}
+                    erag={state.files.iter().any(|f| matches!(&f.status,
+                        FileStatus::Loaded { summary, .. } if summary.contains(crate::protocol::ERAG_LOADED)))}
                     baseline={state.baseline} test={state.test}
                     on_measures={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetMeasures(v))) }}
                     on_baseline={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetBaseline(v))) }}

@@ -43,9 +43,20 @@ pub const CATALOG: &[&str] = &[
     "SetF",
 ];
 
+/// Offered besides [`CATALOG`] when a loaded file holds eRAG outcomes.
+pub const ERAG_CATALOG: &[&str] = &[
+    "eRAG-P@5",
+    "eRAG-success@5",
+    "eRAG-P(metric=em)@5",
+    "eRAG-P(metric=rouge_l)@5",
+];
+
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub measures: Vec<String>,
+    /// A loaded file holds eRAG outcomes: offer [`ERAG_CATALOG`] too.
+    #[prop_or_default]
+    pub erag: bool,
     pub runs: Vec<(FileId, String)>,
     pub baseline: Option<FileId>,
     pub test: SigTest,
@@ -94,8 +105,10 @@ pub fn controls(props: &Props) -> Html {
         })
     };
     let q = query.to_lowercase();
+    let extra: &[&str] = if props.erag { ERAG_CATALOG } else { &[] };
     let mut shown: Vec<String> = CATALOG
         .iter()
+        .chain(extra)
         .map(|s| s.to_string())
         .filter(|s| {
             q.is_empty() || s.to_lowercase().contains(&q) || explain(s).to_lowercase().contains(&q)

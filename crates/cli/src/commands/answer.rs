@@ -38,7 +38,14 @@ Input: JSON Lines as `ragscope correlate` reads them, each line also holding \"q
 strings) and a \"text\" for every passage; or a UDCG reference JSON (a list of examples with question, passages \
 and answers), whose every example becomes one context of all its passages.\n\
 Output: the same lines with each context's \"outcome\", \"answer\" and \"stop\" filled in and \"model\" set to the \
-model's name; `ragscope correlate ANSWERS.jsonl` reads it. Rerunning resumes after the last complete line."
+model's name; `ragscope correlate ANSWERS.jsonl` reads it. Rerunning resumes after the last complete line.\n\n\
+With --erag, every passage is also answered alone (passages.ID.erag_answer, with its score erag under \
+--erag-metric): the file is then an eRAG outcomes file for `ragscope eval/compare --erag-outcomes` \
+(measures eRAG-P@k, eRAG-success@k).\n\
+With --judge PROVIDER/MODEL (e.g. gemini/gemini-2.0-flash), each answered context with a relevant passage \
+is graded by an LLM judge (semantic equivalence with a gold answer, as the UDCG paper does with Gemini 2.0 \
+Flash) instead of the substring match, through the judge cache; a failed judgment is written as outcome \
+\"failed\" (left out by `correlate`), and the exit status is then 3."
 )]
 pub struct Args {
     /// GGUF model file.
@@ -52,9 +59,12 @@ pub struct Args {
     /// Compute engine (only the CPU engine decodes for now).
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
-    /// Grade correctness with an LLM judge PROVIDER/MODEL instead of the substring match.
+    /// Grade correctness with an LLM judge PROVIDER/MODEL (e.g. gemini/gemini-2.0-flash)
+    /// instead of the substring match; the --judge-* options as for `ragscope judge`.
     #[arg(long)]
     pub judge: Option<String>,
+    #[command(flatten)]
+    pub judge_options: super::answer_judge::JudgeOptions,
     /// Also answer every passage alone and store its eRAG score (passages.ID.erag).
     #[arg(long)]
     pub erag: bool,
@@ -86,7 +96,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    Failure::exit("answer", run_inner(&args))
+    if let Some(spec) = &args.judge {
+        if let Err(e) = super::answer_judge::check(spec, &args.judge_options) {
+            return Failure::exit("answer", Err(e));
+        }
+    }
+    match (run_inner(&args), &args.judge) {
+        (Ok(()), Some(spec)) => {
+            super::answer_judge::grade(&args.output, spec, &args.judge_options, args.quiet)
+        }
+        (r, _) => Failure::exit("answer", r),
+    }
 }
 
 fn err(m: impl Into<String>) -> Failure {
@@ -124,11 +144,6 @@ fn run_inner(args: &Args) -> Result<(), Failure> {
                     .into(),
             ))
         }
-    }
-    if let Some(j) = &args.judge {
-        return Err(Failure::Usage(format!(
-            "--judge {j}: not yet: needs the judge layer (crates/judge); the substring match is the default"
-        )));
     }
     let metric = DownstreamMetric::parse(&args.erag_metric).ok_or_else(|| {
         Failure::Usage(format!(

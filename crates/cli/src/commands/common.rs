@@ -255,6 +255,27 @@ pub fn latex_escape(s: &str) -> String {
     out
 }
 
+/// An eRAG measure without `--erag-outcomes` is a usage error, caught before any file is read.
+pub fn check_erag_outcomes(measures: &[Measure], outcomes: Option<&str>) -> Result<(), String> {
+    match measures.iter().find(|m| m.needs_erag_outcomes()) {
+        Some(m) if outcomes.is_none() => Err(format!(
+            "{m} needs eRAG outcomes: give them with --erag-outcomes FILE (the JSON Lines \
+             `ragscope answer --erag` writes: each passage answered alone)"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Reads an eRAG outcomes file (`ragscope answer --erag`'s output).
+pub fn read_erag_outcomes(
+    path: &str,
+) -> Result<Arc<ragscope_eval::rag::erag_outcomes::EragOutcomes>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+    ragscope_eval::rag::erag_outcomes::parse(path, &text)
+        .map(Arc::new)
+        .map_err(|e| e.to_string())
+}
+
 /// A UDCG measure without `--utilities` is a usage error, caught before any file is read.
 pub fn check_utilities(measures: &[Measure], utilities: Option<&str>) -> Result<(), String> {
     match measures.iter().find(|m| m.needs_utilities()) {

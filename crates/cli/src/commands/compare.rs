@@ -53,6 +53,9 @@ pub struct Args {
     /// Reader model whose p(NO-RESPONSE) to use when the utilities name several.
     #[arg(long)]
     pub model: Option<String>,
+    /// Per-passage answers for eRAG measures: the JSON Lines `ragscope answer --erag` writes.
+    #[arg(long)]
+    pub erag_outcomes: Option<String>,
     /// Comma-separated measures.
     #[arg(long, short, default_value = "MAP,nDCG@10")]
     pub measures: Vec<String>,
@@ -119,6 +122,7 @@ pub fn run(args: Args) -> ExitCode {
 fn execute(args: &Args) -> Result<String, (u8, String)> {
     let measures = common::parse_measures(&args.measures)
         .and_then(|m| common::check_utilities(&m, args.utilities.as_deref()).map(|()| m))
+        .and_then(|m| common::check_erag_outcomes(&m, args.erag_outcomes.as_deref()).map(|()| m))
         .map_err(|e| (2, format!("ragscope compare: {e}")))?;
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return Err((
@@ -131,6 +135,7 @@ fn execute(args: &Args) -> Result<String, (u8, String)> {
         qrels: &args.qrels,
         utilities: args.utilities.as_deref(),
         model: args.model.as_deref(),
+        erag_outcomes: args.erag_outcomes.as_deref(),
         complete: true,
         max_docs: args.max_docs,
     };

@@ -10,7 +10,8 @@ use super::common::{self, json_number, number, Format, Grid};
 #[command(
     after_help = "Measures: MAP, MAP@k, MRR, RR@k, nDCG, nDCG@k, nDCG(gain=exp)@k, P@k, \
 P(rel=2)@k, R@k, Success@k, Rprec, bpref, infAP, Judged@k, NumRet, NumRel, NumRelRet, SetP, SetR, SetF, \
-UDCG@k, UDCG(gamma=0)@k, UDCG(gain=binary)@k, UDCG(compat=udcg-ref)@k (UDCG needs --utilities).\n\
+UDCG@k, UDCG(gamma=0)@k, UDCG(gain=binary)@k, UDCG(compat=udcg-ref)@k (UDCG needs --utilities), \
+eRAG-P@k, eRAG-success@k, eRAG-P(metric=em|rouge_l)@k (eRAG needs --erag-outcomes).\n\
 Example: ragscope eval --qrels qrels.txt --measures nDCG@10,MAP run1.txt run2.txt"
 )]
 pub struct Args {
@@ -27,6 +28,9 @@ pub struct Args {
     /// Reader model whose p(NO-RESPONSE) to use when the utilities name several.
     #[arg(long)]
     pub model: Option<String>,
+    /// Per-passage answers for eRAG measures: the JSON Lines `ragscope answer --erag` writes.
+    #[arg(long)]
+    pub erag_outcomes: Option<String>,
     /// One line per run and topic instead of one line per run.
     #[arg(long)]
     pub per_query: bool,
@@ -49,6 +53,8 @@ pub struct Setup<'a> {
     pub qrels: &'a str,
     pub utilities: Option<&'a str>,
     pub model: Option<&'a str>,
+    /// eRAG outcomes file (`ragscope answer --erag`), for eRAG measures.
+    pub erag_outcomes: Option<&'a str>,
     pub complete: bool,
     pub max_docs: Option<usize>,
 }
@@ -83,6 +89,10 @@ pub fn evaluate_runs(
         opts.utilities = Some(utilities);
         opts.utility_model = model;
     }
+    if let Some(path) = setup.erag_outcomes {
+        opts.erag =
+            Some(common::read_erag_outcomes(path).map_err(|e| format!("ragscope {cmd}: {e}"))?);
+    }
     let mut out = Vec::new();
     for path in runs {
         let run = match first_run.take() {
@@ -104,8 +114,12 @@ pub fn evaluate_runs(
                 );
             }
         }
-        let results = try_evaluate(&qrels, &run, measures, &opts)
-            .map_err(|e| format!("ragscope {cmd}: {e}; give it with --utilities FILE"))?;
+        let results = try_evaluate(&qrels, &run, measures, &opts).map_err(|e| match e {
+            ragscope_eval::EvalError::MissingEragOutcomes(_) => {
+                format!("ragscope {cmd}: {e}; give it with --erag-outcomes FILE")
+            }
+            _ => format!("ragscope {cmd}: {e}; give it with --utilities FILE"),
+        })?;
         if results.topics.is_empty() {
             return Err(format!(
                 "ragscope {cmd}: no topic of '{path}' is in the qrels '{}'",
@@ -114,6 +128,14 @@ pub fn evaluate_runs(
         }
         for m in measures {
             if let Some(n @ 1..) = results.unjudged(m) {
+                if m.needs_erag_outcomes() {
+                    eprintln!(
+                        "ragscope {cmd}: warning: {path}: {m}: {n} retrieved passage(s) within \
+                         the cutoff have no eRAG outcome in '{}' (counted as 0)",
+                        setup.erag_outcomes.unwrap_or("")
+                    );
+                    continue;
+                }
                 eprintln!(
                     "ragscope {cmd}: warning: {path}: {m}: {n} retrieved passage(s) within the \
                      cutoff have no utility in '{}' (counted as utility 0)",
@@ -129,6 +151,7 @@ pub fn evaluate_runs(
 pub fn run(args: Args) -> ExitCode {
     let measures = match common::parse_measures(&args.measures)
         .and_then(|m| common::check_utilities(&m, args.utilities.as_deref()).map(|()| m))
+        .and_then(|m| common::check_erag_outcomes(&m, args.erag_outcomes.as_deref()).map(|()| m))
     {
         Ok(m) => m,
         Err(e) => {
@@ -141,6 +164,7 @@ pub fn run(args: Args) -> ExitCode {
         qrels: &args.qrels,
         utilities: args.utilities.as_deref(),
         model: args.model.as_deref(),
+        erag_outcomes: args.erag_outcomes.as_deref(),
         complete: args.complete,
         max_docs: args.max_docs,
     };
@@ -251,7 +275,7 @@ fn render_json(
             let unjudged: serde_json::Map<String, serde_json::Value> = measures
                 .iter()
                 .zip(names)
-                .filter(|(m, _)| m.needs_utilities())
+                .filter(|(m, _)| m.needs_utilities() || m.needs_erag_outcomes())
                 .map(|(m, n)| (n.clone(), r.unjudged(m).unwrap_or(0).into()))
                 .collect();
             if !unjudged.is_empty() {

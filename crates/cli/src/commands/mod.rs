@@ -2,6 +2,7 @@
 
 pub mod agreement;
 pub mod answer;
+pub mod answer_judge;
 pub mod citations;
 pub mod common;
 pub mod compare;

@@ -140,6 +140,7 @@ fn score_runs(args: &Args, qrels: &str, m: Measure) -> Result<String, String> {
         qrels,
         utilities: args.utilities.as_deref(),
         model: args.model.as_deref(),
+        erag_outcomes: None,
         complete: args.complete,
         max_docs: None,
     };

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::m_ndcg_cut::ideal_linear_gains;
 use super::topic::discount;
 use super::{Family, TopicEval};
+use crate::rag::answer_match::DownstreamMetric;
 use crate::rag::UdcgVariant;
 
 /// The measure family a [`Measure`] computes.
@@ -52,6 +53,13 @@ pub enum MeasureKind {
     /// [`crate::rag::measure`]. Reads utilities ([`crate::EvalOptions::utilities`]), not qrels
     /// levels.
     UDCG(UdcgVariant),
+    /// eRAG precision (`eRAG-P@k`, `eRAG-P(metric=em|rouge_l)@k`; default metric: the
+    /// normalised substring match): Salemi & Zamani 2024; see [`crate::rag::erag`]. Reads the
+    /// per-passage answers of [`crate::EvalOptions::erag`], not qrels levels.
+    EragP(DownstreamMetric),
+    /// eRAG success (`eRAG-success@k`, `eRAG-success(metric=...)@k`): the best per-passage
+    /// downstream score in the top k.
+    EragSuccess(DownstreamMetric),
 }
 
 /// How graded relevance becomes gain in nDCG.
@@ -220,6 +228,20 @@ const SPECS: &[Spec] = &[
         false,
         false,
     ),
+    spec(
+        MeasureKind::EragP(DownstreamMetric::Substring),
+        &["eRAG-P"],
+        CutoffRule::Required,
+        false,
+        false,
+    ),
+    spec(
+        MeasureKind::EragSuccess(DownstreamMetric::Substring),
+        &["eRAG-success"],
+        CutoffRule::Required,
+        false,
+        false,
+    ),
 ];
 
 const fn spec(
@@ -286,6 +308,20 @@ impl Measure {
         self.udcg().is_some()
     }
 
+    /// The downstream metric, when this is an eRAG measure.
+    pub fn erag_metric(&self) -> Option<DownstreamMetric> {
+        match self.kind {
+            MeasureKind::EragP(m) | MeasureKind::EragSuccess(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    /// Whether evaluating this measure needs [`crate::EvalOptions::erag`] (an eRAG outcomes
+    /// file).
+    pub fn needs_erag_outcomes(&self) -> bool {
+        self.erag_metric().is_some()
+    }
+
     /// The registry entry documenting this measure (formula, source, explanation): UDCG's
     /// from [`crate::rag::registry`], the others' from trec_eval's [`super::registry`] through
     /// [`Measure::trec_eval_equivalent`] (longest family name that prefixes it, so `ndcg_cut_10`
@@ -293,6 +329,11 @@ impl Measure {
     pub fn family(&self) -> Option<&'static Family> {
         if self.udcg().is_some() {
             return Some(&crate::rag::measure::UDCG_FAMILY);
+        }
+        match self.kind {
+            MeasureKind::EragP(_) => return Some(&crate::rag::erag::ERAG_P_FAMILY),
+            MeasureKind::EragSuccess(_) => return Some(&crate::rag::erag::ERAG_SUCCESS_FAMILY),
+            _ => {}
         }
         let (name, _) = self.trec_eval_equivalent()?;
         super::registry()
@@ -404,7 +445,7 @@ impl Measure {
             MeasureKind::SetP => one(&super::m_set_p::FAMILY, t),
             MeasureKind::SetR => one(&super::m_set_recall::FAMILY, t),
             MeasureKind::SetF => one(&super::m_set_f::FAMILY, t),
-            MeasureKind::UDCG(_) => f64::NAN,
+            MeasureKind::UDCG(_) | MeasureKind::EragP(_) | MeasureKind::EragSuccess(_) => f64::NAN,
         }
     }
 }
@@ -458,6 +499,10 @@ impl fmt::Display for Measure {
         if let Some(v) = self.udcg() {
             params.extend(v.name_params());
         }
+        match self.erag_metric() {
+            Some(DownstreamMetric::Substring) | None => {}
+            Some(m) => params.push(format!("metric={}", m.name())),
+        }
         if !params.is_empty() {
             write!(f, "({})", params.join(","))?;
         }
@@ -503,7 +548,7 @@ impl FromStr for Measure {
             .iter()
             .find(|sp| sp.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
             .ok_or_else(|| {
-                err("unknown measure; try MAP, MRR, nDCG, P@k, R@k, Success@k, RR@k, Rprec, bpref, infAP, Judged@k, NumRet, NumRel, NumRelRet, SetP, SetR, SetF, UDCG@k")
+                err("unknown measure; try MAP, MRR, nDCG, P@k, R@k, Success@k, RR@k, Rprec, bpref, infAP, Judged@k, NumRet, NumRel, NumRelRet, SetP, SetR, SetF, UDCG@k, eRAG-P@k, eRAG-success@k")
             })?;
         match (&spec.cutoff, cutoff) {
             (CutoffRule::Required, None) => {
@@ -527,6 +572,28 @@ impl FromStr for Measure {
                 pairs.push((key.trim(), value.trim()));
             }
             m.kind = MeasureKind::UDCG(UdcgVariant::from_pairs(pairs).map_err(|r| err(&r))?);
+            return Ok(m);
+        }
+        if m.erag_metric().is_some() {
+            let mut metric = DownstreamMetric::Substring;
+            for param in params.into_iter().flat_map(|p| p.split(',')) {
+                match param.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
+                    Some(("metric", v)) => {
+                        metric = DownstreamMetric::parse(v).ok_or_else(|| {
+                            err("unsupported eRAG metric (metric=substring|em|rouge_l)")
+                        })?
+                    }
+                    _ => {
+                        return Err(err(
+                            "unsupported parameter for eRAG (metric=substring|em|rouge_l)",
+                        ))
+                    }
+                }
+            }
+            m.kind = match spec.kind {
+                MeasureKind::EragP(_) => MeasureKind::EragP(metric),
+                _ => MeasureKind::EragSuccess(metric),
+            };
             return Ok(m);
         }
         for param in params.into_iter().flat_map(|p| p.split(',')) {

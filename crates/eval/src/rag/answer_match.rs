@@ -1,15 +1,16 @@
 //! Scoring a generated answer against gold answers, and the end-to-end outcome of a context.
 //!
 //! * Normalised substring match ("best_subspan_em"; Liu et al., "Lost in the Middle", TACL 2024,
-//!   nelson-liu/lost-in-the-middle `evaluate_qa_responses.py`, after SQuAD's `normalize_answer`):
+//!   nelson-liu/lost-in-the-middle `metrics.py`, after SQuAD's `normalize_answer`, with the
+//!   `regex` package's Unicode `\b` and Python's `str.split()`; checked against that code by
+//!   tests/oracle/rouge/generate.py):
 //!   cut the answer at its first newline; lowercase; delete ASCII punctuation; replace the words
 //!   `a`, `an`, `the` by a space; collapse whitespace. Correct ⇔ some normalised gold answer is a
 //!   substring of the normalised answer. An empty normalised gold matches nothing here (the
 //!   reference would match every answer with it; a blank gold is a data error, not a free pass).
 //! * Exact match: the normalised answer equals a normalised gold (SQuAD EM).
-//! * ROUGE-L F1 (Lin 2004; the `rouge_score` package's tokenisation: lowercase, every run of
-//!   characters other than `[a-z0-9]` separates tokens): 2·P·R/(P+R) with P = LCS/|answer|,
-//!   R = LCS/|gold|, best over the gold answers.
+//! * ROUGE-L F1 of the first line, best over the gold answers (kernel and formula in
+//!   [`super::rouge_l`]).
 //! * Outcome (Trappolini et al. 2025, §7.2): abstain when the normalised answer contains
 //!   "noresponse" (the prompt's NO-RESPONSE with its hyphen deleted); else correct when the
 //!   context holds a relevant passage and the answer matches; else wrong. A context without a
@@ -22,9 +23,17 @@ fn is_ascii_punctuation(c: char) -> bool {
     c.is_ascii_punctuation()
 }
 
-/// A word character as Python's `re` `\w` for str patterns (alphanumeric or underscore).
+/// A word character as the `\w` of the Python `regex` package the lost-in-the-middle scorer
+/// uses (`import regex`): Unicode's definition (UTS #18), so a combining mark continues a word
+/// ("the\u{301}" is not the article).
 fn is_word(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
+    regex_syntax::is_word_character(c)
+}
+
+/// Python's `str.split()` separators: Unicode White_Space plus the ASCII file, group, record
+/// and unit separators (U+001C..U+001F), which Python also splits on.
+fn is_python_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
 }
 
 /// The first line of a generated answer (the lost-in-the-middle scorer cuts there).
@@ -59,7 +68,11 @@ pub fn normalize_answer(s: &str) -> String {
         }
     }
     flush(&mut word, &mut no_articles);
-    no_articles.split_whitespace().collect::<Vec<_>>().join(" ")
+    no_articles
+        .split(is_python_space)
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// best_subspan_em: 1 when some normalised gold is a substring of the normalised first line.
@@ -77,45 +90,13 @@ pub fn exact_match(answer: &str, golds: &[String]) -> bool {
     golds.iter().any(|g| normalize_answer(g) == a)
 }
 
-/// `rouge_score`'s default tokenizer: lowercase, non-`[a-z0-9]` runs split tokens.
-fn rouge_tokens(s: &str) -> Vec<String> {
-    s.to_lowercase()
-        .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
-        .filter(|t| !t.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
-fn lcs(a: &[String], b: &[String]) -> usize {
-    let mut prev = vec![0usize; b.len() + 1];
-    let mut cur = vec![0usize; b.len() + 1];
-    for x in a {
-        for (j, y) in b.iter().enumerate() {
-            cur[j + 1] = if x == y {
-                prev[j] + 1
-            } else {
-                cur[j].max(prev[j + 1])
-            };
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
-/// ROUGE-L F1 of the first line against the best gold answer (0 without tokens).
+/// ROUGE-L F1 of the first line against the best gold answer (0 without tokens); the kernel is
+/// [`super::rouge_l::rouge_l_f1`].
 pub fn rouge_l(answer: &str, golds: &[String]) -> f64 {
-    let a = rouge_tokens(first_line(answer));
+    let a = first_line(answer);
     golds
         .iter()
-        .map(|g| {
-            let g = rouge_tokens(g);
-            let l = lcs(&a, &g) as f64;
-            if l == 0.0 {
-                return 0.0;
-            }
-            let (p, r) = (l / a.len() as f64, l / g.len() as f64);
-            2.0 * p * r / (p + r)
-        })
+        .map(|g| super::rouge_l::rouge_l_f1(a, g))
         .fold(0.0, f64::max)
 }
 
@@ -136,7 +117,8 @@ pub fn outcome(answer: &str, golds: &[String], context_has_relevant: bool) -> Ou
 }
 
 /// The downstream metric eRAG scores each passage with (Salemi & Zamani 2024).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum DownstreamMetric {
     /// Normalised substring match (lost in the middle), 0 or 1.
     Substring,

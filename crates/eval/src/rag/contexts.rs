@@ -15,7 +15,9 @@
 //!   `is_relevant` and either `no_res_prob` ∈ [0,1] or `utility` ∈ [−1,1], and optionally `erag`
 //!   ∈ [0,1] (eRAG's per-passage downstream score). Inline judgments win over the file.
 //! - Each context is an ordered list of passage ids with its end-to-end outcome
-//!   `correct | abstain | wrong`; other fields (question text, answers…) are ignored.
+//!   `correct | abstain | wrong`; other fields (question text, answers…) are ignored. An outcome
+//!   `failed` (`ragscope answer --judge` when the judge gave no verdict) has no place in the
+//!   correct > abstain > wrong order: the context is left out of the study, never guessed.
 
 use std::collections::HashSet;
 
@@ -100,7 +102,17 @@ struct RawJudgment {
 #[derive(DeriveDeserialize)]
 struct RawContext {
     passages: Vec<String>,
-    outcome: Outcome,
+    outcome: RawOutcome,
+}
+
+/// An outcome as written: the study's three, or a failed judgment (left out).
+#[derive(DeriveDeserialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum RawOutcome {
+    Wrong,
+    Abstain,
+    Correct,
+    Failed,
 }
 
 #[derive(DeriveDeserialize)]
@@ -294,9 +306,15 @@ fn parse_line(
             }
             indices.push(index);
         }
+        let outcome = match rc.outcome {
+            RawOutcome::Wrong => Outcome::Wrong,
+            RawOutcome::Abstain => Outcome::Abstain,
+            RawOutcome::Correct => Outcome::Correct,
+            RawOutcome::Failed => continue,
+        };
         contexts.push(Context {
             passages: indices,
-            outcome: rc.outcome,
+            outcome,
         });
     }
     // Judgments of the question known only from the utilities file still count for the

@@ -49,3 +49,79 @@ pub fn erag_at_k<S: AsRef<str>>(
         unscored,
     }
 }
+
+/// eRAG-P@k's registry entry. Like UDCG it is computed by [`crate::evaluate_with`] from the
+/// ranking's docnos and [`crate::EvalOptions::erag`], never from relevance levels.
+pub static ERAG_P_FAMILY: crate::measures::Family = crate::measures::Family {
+    name: "eRAG-P",
+    formula: "eRAG-P@k = (1/k)·Σ_{i≤k} m(LLM(q, {p_i}), gold(q)), m = the downstream metric \
+              (normalised substring match, exact match or ROUGE-L F1) of the answer generated \
+              from passage p_i alone",
+    source: "Salemi & Zamani, \"Evaluating Retrieval Quality in Retrieval-Augmented \
+             Generation\", SIGIR 2024 (eRAG, precision aggregation)",
+    explanation: "How many of the top-k passages make the reader LLM answer right on their own: \
+                  the mean of each passage's downstream score (the answer generated from that \
+                  passage alone, scored against the gold answers). Needs an eRAG outcomes file \
+                  (ragscope answer --erag).",
+    params: crate::measures::ParamKind::None,
+    summary: crate::measures::Summary::Mean,
+    per_query: true,
+    integer: false,
+    input: crate::measures::Input::Qrels,
+    prefs_kernel: None,
+    compute: never_from_relevance_levels,
+};
+
+/// eRAG-success@k's registry entry (see [`ERAG_P_FAMILY`]).
+pub static ERAG_SUCCESS_FAMILY: crate::measures::Family = crate::measures::Family {
+    name: "eRAG-success",
+    formula: "eRAG-success@k = max_{i≤k} m(LLM(q, {p_i}), gold(q)) (0 for an empty list)",
+    source: "Salemi & Zamani, \"Evaluating Retrieval Quality in Retrieval-Augmented \
+             Generation\", SIGIR 2024 (eRAG, success aggregation)",
+    explanation: "Whether some top-k passage alone makes the reader LLM answer right: the best \
+                  per-passage downstream score. Needs an eRAG outcomes file (ragscope answer \
+                  --erag).",
+    params: crate::measures::ParamKind::None,
+    summary: crate::measures::Summary::Mean,
+    per_query: true,
+    integer: false,
+    input: crate::measures::Input::Qrels,
+    prefs_kernel: None,
+    compute: never_from_relevance_levels,
+};
+
+fn never_from_relevance_levels(
+    _: &crate::measures::TopicEval,
+    _: &crate::measures::Params,
+    out: &mut [f64],
+) {
+    out.fill(f64::NAN);
+}
+
+/// eRAG@k of one ranked list of docnos (rank order, already cut by `-M`) against one question's
+/// outcomes; a docno the outcomes cannot score counts 0 and is counted in `unscored`.
+pub fn score_docnos<'a>(
+    k: usize,
+    ranked_docnos: impl IntoIterator<Item = &'a [u8]>,
+    question: Option<&super::erag_outcomes::EragQuestion>,
+    metric: super::answer_match::DownstreamMetric,
+) -> QueryErag {
+    let (mut sum, mut best, mut unscored) = (0.0, 0.0f64, 0);
+    for docno in ranked_docnos.into_iter().take(k) {
+        let s = std::str::from_utf8(docno)
+            .ok()
+            .and_then(|d| question?.score(d, metric));
+        match s {
+            Some(s) => {
+                sum += s;
+                best = best.max(s);
+            }
+            None => unscored += 1,
+        }
+    }
+    QueryErag {
+        precision: if k == 0 { 0.0 } else { sum / k as f64 },
+        success: best,
+        unscored,
+    }
+}

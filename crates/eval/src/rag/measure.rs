@@ -146,7 +146,11 @@ fn never_from_relevance_levels(_: &TopicEval, _: &Params, out: &mut [f64]) {
     out.fill(f64::NAN);
 }
 
-static REGISTRY: [&Family; 1] = [&UDCG_FAMILY];
+static REGISTRY: [&Family; 3] = [
+    &UDCG_FAMILY,
+    &super::erag::ERAG_P_FAMILY,
+    &super::erag::ERAG_SUCCESS_FAMILY,
+];
 
 /// The RAG measure families [`crate::Measure`] names can select, beside trec_eval's
 /// [`crate::measures::registry`].
