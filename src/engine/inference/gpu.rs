@@ -44,7 +44,7 @@ pub async fn ensure(local: &mut LocalModel) -> Result<String, String> {
     if let GpuSlot::Ready(g) = &local.gpu {
         return Ok(label(g));
     }
-    // Drop a lost device before asking for a new one.
+    // Drop a failed device before asking for a new one.
     local.gpu = GpuSlot::Untried;
     let uploaded = match GpuContext::new().await {
         Ok(ctx) => GpuModel::upload(ctx, &local.model),
@@ -145,6 +145,8 @@ pub async fn step_with_recovery(ws: &mut Workspace) -> Outcome {
         Err(StepError::Gpu(e)) => e,
     };
     let failure = if matches!(first, GpuError::DeviceLost(_) | GpuError::Device(_)) {
+        // Let the failed device go, so `ensure` opens a new one.
+        local.gpu = GpuSlot::Untried;
         match ensure(local).await {
             Ok(l) => match step(local, job).await {
                 Ok(n) => {
@@ -189,5 +191,31 @@ pub async fn step_with_recovery(ws: &mut Workspace) -> Outcome {
                 "WebGPU failed mid-run ({failure}); paused with the {kept} passages already computed kept: Resume continues on the CPU, Cancel drops them"
             ),
         })
+    }
+}
+
+/// The GPU path for callers outside the worker's loop (the wasm test of the recovery path).
+impl Workspace {
+    /// Puts the open model's weights on a WebGPU device (once): the adapter label, or why not.
+    pub async fn gpu_ensure(&mut self) -> Result<String, String> {
+        match self.local.as_mut() {
+            Some(local) => ensure(local).await,
+            None => Err("pick a GGUF model first".into()),
+        }
+    }
+
+    /// Destroys the device, as a driver reset would; false when no device is held.
+    pub fn gpu_lose(&self) -> bool {
+        self.local.as_ref().is_some_and(lose_device)
+    }
+
+    /// One step of the running job on the GPU, with the recovery policy.
+    pub async fn gpu_step(&mut self) -> Outcome {
+        step_with_recovery(self).await
+    }
+
+    /// Bytes of GPU buffers held for the open model.
+    pub fn gpu_bytes(&self) -> u64 {
+        self.local.as_ref().map_or(0, device_bytes)
     }
 }
