@@ -33,9 +33,29 @@ fn reason(e: &GpuError) -> String {
     }
 }
 
-/// The adapter as the panel shows it.
+/// The adapter as the panel shows it (the browser often hides the adapter's name from wgpu:
+/// the panel's WebGPU line has the vendor and architecture the worker's probe read).
 pub fn label(g: &GpuModel) -> String {
-    format!("WebGPU: {}", g.context().summary)
+    let s = &g.context().summary;
+    let name = if s.name.trim().is_empty() {
+        "the worker's adapter"
+    } else {
+        s.name.as_str()
+    };
+    let kind = if s.is_cpu() {
+        "a CPU emulation of a GPU"
+    } else {
+        s.device_type.as_str()
+    };
+    format!("WebGPU: {name} ({kind})")
+}
+
+/// Bytes of the model's weights on the GPU (quantized, as in the file).
+pub fn weight_bytes(local: &LocalModel) -> u64 {
+    match &local.gpu {
+        GpuSlot::Ready(g) => g.uploaded_bytes(),
+        _ => 0,
+    }
 }
 
 /// Makes sure the weights are on a device (opening one and uploading them the first time, or

@@ -209,9 +209,9 @@ async fn choose_backend(ws: &mut Workspace, choice: BackendChoice) -> BackendInf
             gpu: true,
             label,
             reason: format!(
-                "WebGPU is available in this worker; the model's weights {} on the GPU ({:.1} MiB of buffers)",
+                "WebGPU is available in this worker; the model's weights {} on the GPU ({:.1} MiB, quantized as in the file)",
                 if reused { "are still" } else { "were uploaded once" },
-                gpu::device_bytes(local) as f64 / (1024.0 * 1024.0)
+                gpu::weight_bytes(local) as f64 / (1024.0 * 1024.0)
             ),
         },
         Err(why) => cpu(format!("WebGPU cannot be used: {why}")),
