@@ -159,6 +159,24 @@ mod tests {
     }
 
     #[test]
+    fn the_backend_and_its_reason_are_kept_until_the_next_run() {
+        let mut s = reduce(AppState::default(), Action::ComputeStarted);
+        let cpu = BackendInfo {
+            gpu: false,
+            label: "CPU".into(),
+            reason: "WebGPU cannot be used: no adapter".into(),
+        };
+        s = reduce(
+            s,
+            Action::Worker(Response::Compute(ComputeEvent::Backend(cpu.clone()))),
+        );
+        assert_eq!(s.compute.backend.as_ref(), Some(&cpu));
+        assert!(s.errors.is_empty(), "a CPU run is no error");
+        s = reduce(s, Action::ComputeStarted);
+        assert!(s.compute.backend.is_none());
+    }
+
+    #[test]
     fn a_failed_model_is_reported_and_keeps_nothing_half_open() {
         let mut s = AppState::default();
         s = reduce(s, Action::ComputeOpening("m.gguf".into()));
