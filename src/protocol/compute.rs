@@ -47,9 +47,13 @@ pub enum ComputeSource {
 /// Where forward passes run.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum BackendChoice {
-    /// WebGPU when the worker gets an adapter and the model fits it, else the CPU (reason shown).
+    /// WebGPU on a hardware adapter the model fits, else the CPU (reason shown). A software
+    /// adapter (SwiftShader: a CPU emulation of a GPU) is slower than the CPU engine, so `Auto`
+    /// passes it by, as `ragscope utility --backend auto` does.
     #[default]
     Auto,
+    /// WebGPU on whatever adapter the worker gets (software ones too), else the CPU (reason shown).
+    Gpu,
     Cpu,
 }
 

@@ -6,8 +6,7 @@
 //   weights;
 // * for a run + passages (the anchor's passages as a TREC run, topics TSV, passages JSONL and
 //   qrels: `ragscope utility`'s run mode), top 3 per query, equal to the CLI's run mode;
-// * a device lost mid-run (destroyed as a driver reset would): the batch is retried on a new
-//   device and nothing computed is lost or changed;
+// (a device lost mid-run is tested in tests/wasm/tests/compute_gpu_recovery.rs);
 // the panel says which backend ran and why, and the peak memory (printed here); no long task
 // on the UI thread; no request beyond the page's origin. Without a WebGPU adapter in this
 // Chromium the tests print `SKIPPED:` and assert nothing about the GPU.
@@ -60,7 +59,11 @@ async function loadModelAndData(page, files, kind) {
   await page.setInputFiles('#model-file', MODEL);
   await page.waitForSelector('#compute-model', { timeout: 60_000 });
   await page.waitForSelector('#compute-gpu[data-webgpu="true"], #compute-gpu[data-webgpu="false"]', { timeout: 30_000 });
-  if (await page.$('#compute-gpu[data-webgpu="true"]')) return true;
+  // SwiftShader is a software adapter, which "WebGPU on a GPU, else CPU" passes by: ask for it.
+  if (await page.$('#compute-gpu[data-webgpu="true"]')) {
+    await page.selectOption('#compute-backend-choice', 'gpu');
+    return true;
+  }
   const why = await page.$eval('#compute-gpu', (e) => e.textContent);
   console.error(`SKIPPED: no WebGPU adapter in this Chromium (${why})`);
   return false;
@@ -184,10 +187,13 @@ test('WebGPU computes the UDCG file\'s utilities equal to the CLI\'s CPU engine 
   await screenshot(page, 'phone-compute-webgpu');
   await page.setViewportSize({ width: 1280, height: 1000 });
 
-  // A second run: the weights stay on the GPU.
+  // A second run: the weights stay on the GPU (the first run's #compute-done is still shown, so
+  // wait for the new run's backend line and for its progress to end).
   await page.click('#compute-start');
-  await page.waitForSelector('#compute-done', { timeout: 300_000 });
-  assert.match(await page.$eval('#compute-backend', (e) => e.textContent), /are still on the GPU/);
+  await page.waitForFunction(() => /are still on the GPU/.test(document.querySelector('#compute-backend')?.textContent ?? ''),
+    null, { timeout: 120_000 });
+  await page.waitForSelector('#compute-progress', { state: 'detached', timeout: 300_000 });
+  assert.equal(await page.$eval('#compute-backend', (e) => e.dataset.backend), 'gpu');
 
   assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:')), []);
   assert.deepEqual(errors, []);
@@ -232,6 +238,24 @@ test('run + passages (TREC run, topics, passages JSONL, qrels): the top 3 per qu
     assert.ok(worst <= REL_TOL, `${worst}`);
   }
   assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:')), []);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('"WebGPU on a GPU, else CPU" passes a software adapter by and says so', async () => {
+  const { page, errors } = await openApp();
+  if (!await loadModelAndData(page, [UDCG], 'udcg-json')) return page.close();
+  await page.selectOption('#compute-backend-choice', 'auto');
+  await page.click('#compute-start');
+  await page.waitForSelector('#compute-done', { timeout: 120_000 });
+  const backend = await page.$eval('#compute-backend', (e) => ({ kind: e.dataset.backend, text: e.textContent }));
+  const adapter = await page.$eval('#compute-gpu', (e) => e.textContent);
+  if (/swiftshader/i.test(adapter)) {
+    assert.equal(backend.kind, 'cpu', backend.text);
+    assert.match(backend.text, /only WebGPU adapter is a CPU emulation/);
+  } else {
+    console.error(`SKIPPED: the adapter is not SwiftShader (${adapter})`);
+  }
   assert.deepEqual(errors, []);
   await page.close();
 });

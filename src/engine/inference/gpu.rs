@@ -25,10 +25,10 @@ pub enum GpuSlot {
 }
 
 /// Why the GPU cannot be used, worded for the panel (crates/infer's NoAdapter text speaks of
-/// Vulkan drivers and CLI flags, which mean nothing in a browser).
-fn reason(e: &GpuError) -> String {
+/// Vulkan drivers and CLI flags, and wgpu's lists backends not compiled in: noise in a browser).
+pub fn reason(e: &GpuError) -> String {
     match e {
-        GpuError::NoAdapter(why) => format!("this worker got no WebGPU adapter ({why})"),
+        GpuError::NoAdapter(_) => "this worker got no WebGPU adapter (WebGPU is disabled in this browser, or it has no usable GPU or driver)".into(),
         other => other.to_string(),
     }
 }

@@ -204,6 +204,18 @@ async fn choose_backend(ws: &mut Workspace, choice: BackendChoice) -> BackendInf
         return cpu("no model".into());
     };
     let reused = matches!(local.gpu, gpu::GpuSlot::Ready(_));
+    if choice == BackendChoice::Auto {
+        // Probe before uploading anything: a software adapter is passed by.
+        match ragscope_infer::gpu::GpuContext::probe().await {
+            Ok(s) if s.is_cpu() => {
+                return cpu(
+                    "the worker's only WebGPU adapter is a CPU emulation of a GPU (software), slower than the CPU engine; choose \"WebGPU (any adapter)\" to use it anyway".into(),
+                )
+            }
+            Ok(_) => {}
+            Err(e) => return cpu(format!("WebGPU cannot be used: {}", gpu::reason(&e))),
+        }
+    }
     match gpu::ensure(local).await {
         Ok(label) => BackendInfo {
             gpu: true,

@@ -121,7 +121,7 @@ fn parse_source(value: &str, k: usize) -> Option<ComputeSource> {
 pub fn compute_panel(props: &Props) -> Html {
     let chosen = use_state(|| None::<String>);
     let k = use_state(|| 5usize);
-    let use_gpu = use_state(|| true);
+    let backend = use_state(BackendChoice::default);
     let cpu_fallback = use_state(|| true);
     {
         let on_request = props.on_request.clone();
@@ -192,13 +192,17 @@ pub fn compute_panel(props: &Props) -> Html {
         })
     };
     let on_backend = {
-        let use_gpu = use_gpu.clone();
+        let backend = backend.clone();
         Callback::from(move |e: Event| {
             if let Some(sel) = e
                 .target()
                 .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
             {
-                use_gpu.set(sel.value() != "cpu");
+                backend.set(match sel.value().as_str() {
+                    "gpu" => BackendChoice::Gpu,
+                    "cpu" => BackendChoice::Cpu,
+                    _ => BackendChoice::Auto,
+                });
             }
         })
     };
@@ -273,8 +277,9 @@ pub fn compute_panel(props: &Props) -> Html {
                 <label>
                     { " on: " }
                     <select id="compute-backend-choice" onchange={on_backend}>
-                        <option value="auto" selected={*use_gpu}>{ "WebGPU when available" }</option>
-                        <option value="cpu" selected={!*use_gpu}>{ "CPU" }</option>
+                        <option value="auto" selected={*backend == BackendChoice::Auto}>{ "WebGPU on a GPU, else CPU" }</option>
+                        <option value="gpu" selected={*backend == BackendChoice::Gpu}>{ "WebGPU (any adapter, also a software one)" }</option>
+                        <option value="cpu" selected={*backend == BackendChoice::Cpu}>{ "CPU" }</option>
                     </select>
                 </label>
                 <label>
@@ -287,13 +292,13 @@ pub fn compute_panel(props: &Props) -> Html {
                 <button id="compute-start" disabled={!can_start}
                     onclick={{
                         let on_request = props.on_request.clone();
-                        let (source, use_gpu, cpu_fallback) = (source.clone(), *use_gpu, *cpu_fallback);
+                        let (source, backend, cpu_fallback) = (source.clone(), *backend, *cpu_fallback);
                         Callback::from(move |_: MouseEvent| {
                             if let Some(source) = source.clone() {
                                 on_request.emit(ComputeRequest::Start {
                                     source,
                                     result: 0,
-                                    backend: if use_gpu { BackendChoice::Auto } else { BackendChoice::Cpu },
+                                    backend,
                                     cpu_fallback,
                                 });
                             }
