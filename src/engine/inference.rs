@@ -1,20 +1,30 @@
 //! "Compute locally": a GGUF model the user picked, loaded into the worker once and reused, and
-//! p(NO-RESPONSE | question, passage) for every passage of a loaded UDCG JSON file, one passage
-//! per step so the worker can report progress and obey pause/cancel between passages. The
-//! result becomes the loaded utilities file, so the RAG views use it at once.
+//! p(NO-RESPONSE | question, passage) for every passage of a loaded UDCG JSON file, or for the
+//! top k passages per query of a loaded run (with the loaded topics, passages and qrels: the
+//! inputs of `ragscope utility`'s run mode), one step at a time so the worker can report
+//! progress and obey pause/cancel between steps. The result becomes the loaded utilities file,
+//! so the RAG views use it at once.
 //!
-//! Plain Rust over crates/infer's CPU engine (single-threaded in wasm32); the browser side
-//! (Blob from an object URL, the WebGPU probe, the async loop) is in `web.rs`.
+//! Plain Rust over crates/infer's CPU engine (single-threaded in wasm32): one passage per CPU
+//! step. The browser side (Blob from an object URL, the WebGPU probe, the async loop) is in
+//! `web.rs`; the WebGPU backend (batches of passages per step) in `gpu.rs`.
 
 use super::{Loader, Workspace};
-use crate::protocol::compute::{ComputeEvent, ComputeProgress, ComputeRequest, ModelInfo};
+use crate::protocol::compute::{
+    ComputeEvent, ComputeProgress, ComputeRequest, ComputeSource, MemoryReport, ModelInfo,
+};
 use crate::protocol::{FileId, FileKind, Response};
-use ragscope_infer::utility::{NoResponseScorer, PromptTemplate};
+use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplate};
 use ragscope_infer::{ByteSource, GgufFile, Model, Tokenizer};
 use serde_json::Value;
 
 #[cfg(target_arch = "wasm32")]
+pub mod gpu;
+#[cfg(target_arch = "wasm32")]
 pub mod web;
+
+/// The CPU backend as the panel names it.
+pub const CPU_LABEL: &str = "CPU (in the worker, single-threaded)";
 
 /// A model opened in the worker: kept until another is opened or everything is forgotten.
 pub struct LocalModel {
@@ -23,6 +33,9 @@ pub struct LocalModel {
     tokenizer: Tokenizer,
     /// The model column of the utilities TSV (`general.name` without whitespace).
     key: String,
+    /// The model's weights on the worker's WebGPU device, uploaded once and reused by every run.
+    #[cfg(target_arch = "wasm32")]
+    gpu: gpu::GpuSlot,
 }
 
 impl std::fmt::Debug for LocalModel {
@@ -50,6 +63,12 @@ pub struct UtilityJob {
     tokens: u64,
     seconds: f64,
     pub paused: bool,
+    /// Continue on the CPU when the GPU fails mid-run (else the run pauses).
+    pub cpu_fallback: bool,
+    /// Steps run on the GPU (else on the CPU).
+    pub on_gpu: bool,
+    /// The backends that computed, in order (for the result's description).
+    backends: Vec<String>,
 }
 
 impl UtilityJob {
@@ -70,6 +89,61 @@ impl UtilityJob {
     /// Adds compute time measured by the caller (the engine has no clock in wasm32).
     pub fn add_seconds(&mut self, s: f64) {
         self.seconds += s;
+    }
+
+    /// Notes that `label` computes from now on.
+    pub fn use_backend(&mut self, label: &str, gpu: bool) {
+        self.on_gpu = gpu;
+        if self.backends.last().map(String::as_str) != Some(label) {
+            self.backends.push(label.to_string());
+        }
+    }
+
+    /// Token ids of the next passages to score (at least one while any is left): up to
+    /// `max_prompts` prompts and `max_tokens` tokens in all. A prompt past the model's context
+    /// window is an error naming the passage (never scored).
+    fn next_prompts(
+        &self,
+        local: &LocalModel,
+        max_prompts: usize,
+        max_tokens: usize,
+    ) -> Result<Vec<Vec<u32>>, String> {
+        let scorer =
+            NoResponseScorer::new(&local.model, &local.tokenizer, PromptTemplate::default())
+                .map_err(|e| e.to_string())?;
+        let mut out: Vec<Vec<u32>> = Vec::new();
+        let mut tokens = 0;
+        for item in self
+            .items
+            .iter()
+            .skip(self.p.len())
+            .take(max_prompts.max(1))
+        {
+            let ids = scorer
+                .prompt_tokens(&item.question, &item.text)
+                .map_err(|e| format!("{} / {}: {e}", item.qid, item.docno))?;
+            let ctx = local.model.config.context_length;
+            if ctx > 0 && ids.len() > ctx {
+                return Err(format!(
+                    "{} / {}: the prompt has {} tokens, more than the model's context length {ctx}; shorten the passage",
+                    item.qid,
+                    item.docno,
+                    ids.len()
+                ));
+            }
+            if !out.is_empty() && tokens + ids.len() > max_tokens {
+                break;
+            }
+            tokens += ids.len();
+            out.push(ids);
+        }
+        Ok(out)
+    }
+
+    /// Keeps p(NO-RESPONSE) for the next passages, in order.
+    fn record(&mut self, ps: impl IntoIterator<Item = f64>, tokens: usize) {
+        self.p.extend(ps);
+        self.tokens += tokens as u64;
     }
 }
 
@@ -101,6 +175,8 @@ pub fn open_model(src: &dyn ByteSource, file_name: &str) -> Result<LocalModel, S
         model,
         tokenizer,
         key,
+        #[cfg(target_arch = "wasm32")]
+        gpu: gpu::GpuSlot::default(),
     })
 }
 
@@ -150,60 +226,132 @@ impl Workspace {
         Response::Compute(ComputeEvent::ModelOpened(info))
     }
 
-    /// Validates everything before the first forward pass: a model is open, `source` is a loaded
-    /// UDCG JSON file, every passage has text, an id and a relevance label.
-    pub fn start_compute(&mut self, source: FileId, result: FileId) -> Result<(), String> {
+    /// Validates everything before the first forward pass: a model is open, the source is
+    /// loaded, every passage has text, an id and a relevance label.
+    pub fn start_compute(
+        &mut self,
+        source: &ComputeSource,
+        result: FileId,
+        cpu_fallback: bool,
+    ) -> Result<(), String> {
         if self.local.is_none() {
             return Err("pick a GGUF model first".into());
         }
-        let (name, text) = self
-            .udcg_sources
-            .get(&source)
-            .ok_or("that UDCG JSON file is no longer loaded")?;
-        let items = udcg_items(name, text)?;
+        let (name, items) = match source {
+            ComputeSource::Udcg(id) => {
+                let (name, text) = self
+                    .udcg_sources
+                    .get(id)
+                    .ok_or("that UDCG JSON file is no longer loaded")?;
+                (name.clone(), udcg_items(name, text)?)
+            }
+            ComputeSource::Run { run, k } => self.run_items(*run, *k)?,
+        };
         if items.is_empty() {
             return Err(format!("{name}: no passages to score"));
         }
         self.job = Some(UtilityJob {
-            source_name: name.clone(),
+            source_name: name,
             result,
             p: Vec::with_capacity(items.len()),
             items,
             tokens: 0,
             seconds: 0.0,
             paused: false,
+            cpu_fallback,
+            on_gpu: false,
+            backends: Vec::new(),
         });
         Ok(())
+    }
+
+    /// The top `k` passages per query of a loaded run, in trec_eval's order (score descending,
+    /// ties by docno descending), with questions from the loaded topics, texts from the loaded
+    /// passages and relevance from the loaded qrels, as `ragscope utility` reads them.
+    fn run_items(&self, run_id: FileId, k: usize) -> Result<(String, Vec<Item>), String> {
+        if k == 0 {
+            return Err("k must be at least 1".into());
+        }
+        let (_, run_name, run) = self
+            .runs
+            .iter()
+            .find(|(id, _, _)| *id == run_id)
+            .ok_or("that run is no longer loaded")?;
+        let (_, topics_name, topics) = self
+            .judge_files
+            .topics
+            .as_ref()
+            .ok_or("load the queries' texts too: a topics file, `qid<TAB>question` per line")?;
+        let (_, passages_name, passages) = self.judge_files.passages.as_ref().ok_or(
+            "load the passages' texts too: a JSON Lines file of {\"docno\", \"text\"} objects",
+        )?;
+        let (_, _, qrels) = self.qrels.as_ref().ok_or(
+            "load the qrels too: utilities need each passage's relevance (`qid iter docno rel`)",
+        )?;
+        let mut items = Vec::new();
+        let mut scratch = Vec::new();
+        for topic in run.topics() {
+            let qid = topic.qid();
+            let question = topics.get(qid).ok_or_else(|| {
+                format!("{topics_name}: query {qid} of the run {run_name} has no topic")
+            })?;
+            ragscope_eval::measures::topic::rank(run, topic, k, &mut scratch);
+            for &(_, i) in &scratch {
+                let docno_bytes = run.docno(&topic.docs()[i as usize]);
+                let docno = String::from_utf8_lossy(docno_bytes).into_owned();
+                let text = passages.get(&docno).ok_or_else(|| {
+                    format!(
+                        "{passages_name}: docno {docno} (query {qid}) is not in the passages file"
+                    )
+                })?;
+                let relevant = qrels
+                    .topic(qid)
+                    .and_then(|t| t.rel(docno_bytes))
+                    .is_some_and(|r| r > 0);
+                items.push(Item {
+                    qid: qid.to_string(),
+                    docno,
+                    relevant,
+                    question: question.clone(),
+                    text: text.clone(),
+                });
+            }
+        }
+        let stem = run_name
+            .rsplit_once('.')
+            .map_or(run_name.as_str(), |(s, _)| s);
+        Ok((format!("{stem}-top{k}"), items))
     }
 
     pub fn job(&mut self) -> Option<&mut UtilityJob> {
         self.job.as_mut()
     }
 
-    /// Scores the next passage; the number of prompt tokens it had.
+    /// Scores the next passage on the CPU; the number of prompt tokens it had.
     pub fn compute_step(&mut self) -> Result<usize, String> {
         let (Some(local), Some(job)) = (&self.local, &mut self.job) else {
             return Err("nothing to compute".into());
         };
-        let Some(item) = job.items.get(job.p.len()) else {
+        let prompts = job.next_prompts(local, 1, usize::MAX)?;
+        let Some(ids) = prompts.first() else {
             return Ok(0);
         };
+        let item = &job.items[job.p.len()];
+        let out = local
+            .model
+            .prefill_cpu(&[ids])
+            .map_err(|e| format!("{} / {}: {e}", item.qid, item.docno))?;
         let scorer =
             NoResponseScorer::new(&local.model, &local.tokenizer, PromptTemplate::default())
                 .map_err(|e| e.to_string())?;
-        let ids = scorer
-            .prompt_tokens(&item.question, &item.text)
-            .map_err(|e| format!("{} / {}: {e}", item.qid, item.docno))?;
-        let p = scorer
-            .score(&[(&item.question, &item.text)])
-            .map_err(|e| format!("{} / {}: {e}", item.qid, item.docno))?;
-        job.p.push(p[0]);
-        job.tokens += ids.len() as u64;
-        Ok(ids.len())
+        let p = token_probability(&out.last_logits[0], scorer.target_token());
+        let n = ids.len();
+        job.record([p], n);
+        Ok(n)
     }
 
     /// Keeps the finished job's utilities as the loaded utilities file.
-    pub fn finish_compute(&mut self) -> Vec<Response> {
+    pub fn finish_compute(&mut self, memory: MemoryReport) -> Vec<Response> {
         let (Some(local), Some(job)) = (&self.local, self.job.take()) else {
             return vec![];
         };
@@ -229,6 +377,8 @@ impl Workspace {
             tsv: tsv.clone(),
             passages: job.p.len(),
             seconds: job.seconds,
+            backend: job.backends.join(", then "),
+            memory,
         });
         let loaded = match self.keep(
             job.result,
@@ -269,11 +419,25 @@ impl Workspace {
                     ..Default::default()
                 },
             ))],
-            ComputeRequest::Start { source, result } => {
-                if let Err(e) = self.start_compute(source, result) {
+            ComputeRequest::Start {
+                source,
+                result,
+                cpu_fallback,
+                ..
+            } => {
+                if let Err(e) = self.start_compute(&source, result, cpu_fallback) {
                     return vec![Response::Compute(ComputeEvent::Failed(e))];
                 }
-                let mut out = Vec::new();
+                if let Some(job) = &mut self.job {
+                    job.use_backend(CPU_LABEL, false);
+                }
+                let mut out = vec![Response::Compute(ComputeEvent::Backend(
+                    crate::protocol::compute::BackendInfo {
+                        gpu: false,
+                        label: CPU_LABEL.into(),
+                        reason: "WebGPU is used in the browser's worker only".into(),
+                    },
+                ))];
                 while self.job.as_ref().is_some_and(|j| !j.is_done()) {
                     if let Err(e) = self.compute_step() {
                         self.job = None;
@@ -284,10 +448,10 @@ impl Workspace {
                         out.push(Response::Compute(ComputeEvent::Progress(j.progress())));
                     }
                 }
-                out.extend(self.finish_compute());
+                out.extend(self.finish_compute(MemoryReport::default()));
                 out
             }
-            ComputeRequest::Pause | ComputeRequest::Resume => vec![],
+            ComputeRequest::Pause | ComputeRequest::Resume | ComputeRequest::LoseGpu => vec![],
             ComputeRequest::Cancel => self.cancel_compute().into_iter().collect(),
         }
     }
@@ -382,8 +546,10 @@ mod tests {
             Response::Compute(ComputeEvent::ModelOpened(_))
         ));
         let out = ws.handle(Request::Compute(ComputeRequest::Start {
-            source: 0,
+            source: ComputeSource::Udcg(0),
             result: 1,
+            backend: Default::default(),
+            cpu_fallback: false,
         }));
         let progress = out
             .iter()
@@ -434,23 +600,170 @@ mod tests {
         let mut ws = Workspace::default();
         load_udcg(&mut ws, 0);
         assert!(ws
-            .start_compute(0, 1)
+            .start_compute(&ComputeSource::Udcg(0), 1, false)
             .unwrap_err()
             .contains("pick a GGUF model"));
         let m = open_model(&VecSource::new(fixture("llama-f32.gguf")), "m.gguf").unwrap();
         ws.set_model(m);
         assert!(ws
-            .start_compute(5, 1)
+            .start_compute(&ComputeSource::Udcg(5), 1, false)
             .unwrap_err()
             .contains("no longer loaded"));
         // Cancelling keeps nothing.
-        ws.start_compute(0, 1).unwrap();
+        ws.start_compute(&ComputeSource::Udcg(0), 1, false).unwrap();
         ws.compute_step().unwrap();
         assert!(matches!(
             ws.cancel_compute(),
             Some(Response::Compute(ComputeEvent::Cancelled { done: 1 }))
         ));
         assert!(ws.utilities.is_none());
+    }
+
+    fn load_text(ws: &mut Workspace, id: FileId, name: &str, text: &str) -> Response {
+        ws.handle(Request::LoadStart {
+            id,
+            name: name.into(),
+            size: text.len() as u64,
+        });
+        ws.handle(Request::LoadChunk {
+            id,
+            bytes: text.as_bytes().to_vec(),
+        });
+        ws.handle(Request::LoadEnd { id }).remove(0)
+    }
+
+    /// The anchor's passages as `ragscope utility`'s run-mode inputs (as crates/cli/tests/
+    /// utility.rs builds them): passage i of each question ranked i + 1 with score 10 − i.
+    fn load_run_inputs(ws: &mut Workspace) {
+        let p = format!("{ROOT}/../shared/data/udcg/dataset_with_scores.json");
+        let data: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        let (mut topics, mut passages, mut qrels, mut run) =
+            (String::new(), String::new(), String::new(), String::new());
+        for ex in data.as_array().unwrap() {
+            let qid = ex["example_id"].as_str().unwrap();
+            topics.push_str(&format!("{qid}\t{}\n", ex["question"].as_str().unwrap()));
+            for (i, p) in ex["passages"].as_array().unwrap().iter().enumerate() {
+                let d = p["doc_id"].as_str().unwrap();
+                passages.push_str(&serde_json::json!({"docno": d, "text": p["text"]}).to_string());
+                passages.push('\n');
+                let rel = u8::from(p["is_relevant"].as_bool().unwrap());
+                qrels.push_str(&format!("{qid} 0 {d} {rel}\n"));
+                run.push_str(&format!("{qid} Q0 {d} {} {} tag\n", i + 1, 10 - i));
+            }
+        }
+        for (id, name, text, kind) in [
+            (10, "t.tsv", &topics, FileKind::Topics),
+            (11, "p.jsonl", &passages, FileKind::Passages),
+            (12, "q.txt", &qrels, FileKind::Qrels),
+            (13, "r.txt", &run, FileKind::Run),
+        ] {
+            let r = load_text(ws, id, name, text);
+            assert!(
+                matches!(&r, Response::Loaded { kind: k, .. } if *k == kind),
+                "{name}: {r:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn utilities_of_a_run_top_k_match_llama_cpp_with_relevance_from_the_qrels() {
+        let mut ws = Workspace::default();
+        let source = ComputeSource::Run { run: 13, k: 3 };
+        let m = open_model(&VecSource::new(fixture("llama-f32.gguf")), "llama-f32.gguf").unwrap();
+        ws.set_model(m);
+        let e = ws.start_compute(&source, 1, false).unwrap_err();
+        assert!(e.contains("no longer loaded"), "{e}");
+        load_run_inputs(&mut ws);
+        let out = ws.handle(Request::Compute(ComputeRequest::Start {
+            source,
+            result: 1,
+            backend: Default::default(),
+            cpu_fallback: false,
+        }));
+        let Some(Response::Compute(ComputeEvent::Done { tsv, name, .. })) = out
+            .iter()
+            .find(|r| matches!(r, Response::Compute(ComputeEvent::Done { .. })))
+        else {
+            panic!("no Done in {out:?}");
+        };
+        assert_eq!(name, "utilities-llama-f32-r-top3.tsv");
+        let oracle: Value =
+            serde_json::from_slice(&fixture("llama-f32.json")).expect("fixture JSON");
+        let udcg: Value = serde_json::from_slice(
+            &std::fs::read(format!(
+                "{ROOT}/../shared/data/udcg/dataset_with_scores.json"
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let rows: Vec<Vec<&str>> = tsv
+            .lines()
+            .skip(1)
+            .map(|l| l.split('\t').collect())
+            .collect();
+        assert_eq!(rows.len(), 3 * udcg.as_array().unwrap().len());
+        for f in &rows {
+            let want = oracle["udcg_anchor"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["example_id"] == f[0] && e["doc_id"] == f[1])
+                .unwrap()["p_no_response"]
+                .as_f64()
+                .unwrap();
+            let got: f64 = f[3].parse().unwrap();
+            assert!((got - want).abs() / want <= 2e-5, "{f:?}: llama.cpp {want}");
+            let ex = udcg
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["example_id"] == f[0])
+                .unwrap();
+            let rank = ex["passages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .position(|p| p["doc_id"] == f[1])
+                .unwrap();
+            assert!(rank < 3, "{f:?} is not in the top 3");
+            let rel = ex["passages"][rank]["is_relevant"].as_bool().unwrap();
+            assert_eq!(f[2], if rel { "1" } else { "0" });
+        }
+    }
+
+    #[test]
+    fn run_mode_names_what_is_missing() {
+        let mut ws = Workspace::default();
+        let m = open_model(&VecSource::new(fixture("llama-f32.gguf")), "m.gguf").unwrap();
+        ws.set_model(m);
+        let r = load_text(&mut ws, 13, "r.txt", "q1 Q0 d1 1 2.0 tag\n");
+        assert!(
+            matches!(
+                r,
+                Response::Loaded {
+                    kind: FileKind::Run,
+                    ..
+                }
+            ),
+            "{r:?}"
+        );
+        let source = ComputeSource::Run { run: 13, k: 5 };
+        let e = ws.start_compute(&source, 1, false).unwrap_err();
+        assert!(e.contains("topics"), "{e}");
+        load_text(&mut ws, 10, "t.tsv", "q1\twhat?\n");
+        let e = ws.start_compute(&source, 1, false).unwrap_err();
+        assert!(e.contains("passages"), "{e}");
+        load_text(
+            &mut ws,
+            11,
+            "p.jsonl",
+            "{\"docno\": \"d2\", \"text\": \"x\"}\n",
+        );
+        let e = ws.start_compute(&source, 1, false).unwrap_err();
+        assert!(e.contains("qrels"), "{e}");
+        load_text(&mut ws, 12, "q.txt", "q1 0 d1 1\n");
+        let e = ws.start_compute(&source, 1, false).unwrap_err();
+        assert!(e.contains("p.jsonl: docno d1 (query q1)"), "{e}");
     }
 
     #[test]

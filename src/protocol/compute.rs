@@ -14,16 +14,65 @@ pub enum ComputeRequest {
     },
     /// What WebGPU offers in this worker (adapter, limits, shader-f16).
     ProbeGpu,
-    /// p(NO-RESPONSE) for every passage of the loaded UDCG JSON file `source`; the utilities are
-    /// kept as the loaded utilities file `result` when done.
+    /// p(NO-RESPONSE) for every passage of `source`; the utilities are kept as the loaded
+    /// utilities file `result` when done.
     Start {
-        source: FileId,
+        source: ComputeSource,
         result: FileId,
+        backend: BackendChoice,
+        /// When the GPU fails mid-run (after one retry on a new device), continue on the CPU
+        /// instead of pausing.
+        cpu_fallback: bool,
     },
     Pause,
     Resume,
     /// Stops after the passage being computed; nothing is kept.
     Cancel,
+    /// Destroys the worker's WebGPU device as a driver reset would: the next batch fails and is
+    /// retried on a new device (the recovery path's end-to-end test; nothing is lost).
+    LoseGpu,
+}
+
+/// The passages to score.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum ComputeSource {
+    /// Every passage of a loaded UDCG JSON file (question, passages with text and relevance).
+    Udcg(FileId),
+    /// The top `k` passages per query of a loaded TREC run (ranked like trec_eval), with the
+    /// loaded topics (`qid<TAB>question`), passages (`{"docno","text"}` JSON Lines) and qrels
+    /// (relevance): the inputs of `ragscope utility`'s run mode.
+    Run { run: FileId, k: usize },
+}
+
+/// Where forward passes run.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum BackendChoice {
+    /// WebGPU on a hardware adapter the model fits, else the CPU (reason shown). A software
+    /// adapter (SwiftShader: a CPU emulation of a GPU) is slower than the CPU engine, so `Auto`
+    /// passes it by, as `ragscope utility --backend auto` does.
+    #[default]
+    Auto,
+    /// WebGPU on whatever adapter the worker gets (software ones too), else the CPU (reason shown).
+    Gpu,
+    Cpu,
+}
+
+/// Which backend computes now, and why.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct BackendInfo {
+    pub gpu: bool,
+    /// "WebGPU: <adapter>" or "CPU (in the worker, single-threaded)".
+    pub label: String,
+    /// Why this backend (why not the GPU, when on the CPU).
+    pub reason: String,
+}
+
+/// Memory after a run: the worker's wasm memory (it only grows, so this is its peak) and the
+/// GPU buffers the backend allocated (weights + the reused batch workspace).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Default)]
+pub struct MemoryReport {
+    pub wasm_bytes: u64,
+    pub gpu_bytes: u64,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -31,6 +80,8 @@ pub enum ComputeEvent {
     ModelOpened(ModelInfo),
     ModelFailed(String),
     Gpu(GpuInfo),
+    /// Sent when a run starts and whenever the backend changes during it.
+    Backend(BackendInfo),
     Progress(ComputeProgress),
     /// Every passage is computed; the utilities follow as `Response::Loaded { id: result }`.
     Done {
@@ -40,6 +91,9 @@ pub enum ComputeEvent {
         tsv: String,
         passages: usize,
         seconds: f64,
+        /// The backend(s) that computed, e.g. "WebGPU: SwiftShader" or "CPU".
+        backend: String,
+        memory: MemoryReport,
     },
     Failed(String),
     Cancelled {

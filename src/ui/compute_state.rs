@@ -1,7 +1,9 @@
 //! The UI's side of "compute locally": what the worker said about the model, WebGPU and the
 //! utilities being computed. Folded into [`AppState`] by its reducer.
 
-use crate::protocol::compute::{ComputeEvent, ComputeProgress, GpuInfo, ModelInfo};
+use crate::protocol::compute::{
+    BackendInfo, ComputeEvent, ComputeProgress, GpuInfo, MemoryReport, ModelInfo,
+};
 use crate::ui::state::{AppState, FileStatus, LoadedFile};
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -12,10 +14,22 @@ pub struct ComputeState {
     pub gpu: Option<GpuInfo>,
     /// Progress of the running computation; None when none runs.
     pub running: Option<ComputeProgress>,
-    /// The last finished computation: (file name, TSV, passages, seconds).
-    pub finished: Option<(String, String, usize, f64)>,
+    /// The backend of the running (or last) computation, and why.
+    pub backend: Option<BackendInfo>,
+    /// The last finished computation.
+    pub finished: Option<Finished>,
     /// The last thing that went wrong here (also shown in the error panel).
     pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Finished {
+    pub name: String,
+    pub tsv: String,
+    pub passages: usize,
+    pub seconds: f64,
+    pub backend: String,
+    pub memory: MemoryReport,
 }
 
 /// Actions the compute panel dispatches itself (the worker's events arrive as `Response::Compute`).
@@ -26,6 +40,7 @@ pub fn opening(s: &mut AppState, name: String) {
 
 pub fn started(s: &mut AppState) {
     s.compute.running = Some(ComputeProgress::default());
+    s.compute.backend = None;
     s.compute.error = None;
 }
 
@@ -47,6 +62,10 @@ pub fn apply(s: &mut AppState, event: ComputeEvent) -> Option<String> {
             c.gpu = Some(g);
             None
         }
+        ComputeEvent::Backend(b) => {
+            c.backend = Some(b);
+            None
+        }
         ComputeEvent::Progress(p) => {
             c.running = Some(p);
             None
@@ -57,9 +76,18 @@ pub fn apply(s: &mut AppState, event: ComputeEvent) -> Option<String> {
             tsv,
             passages,
             seconds,
+            backend,
+            memory,
         } => {
             c.running = None;
-            c.finished = Some((name.clone(), tsv, passages, seconds));
+            c.finished = Some(Finished {
+                name: name.clone(),
+                tsv,
+                passages,
+                seconds,
+                backend,
+                memory,
+            });
             // The worker follows with `Loaded { id: result }`: list the file now so it lands.
             if !s.files.iter().any(|f| f.id == result) {
                 s.files.push(LoadedFile {
@@ -107,6 +135,8 @@ mod tests {
                 tsv: "qid\tdocno\trelevant\tno_res_prob\n".into(),
                 passages: 0,
                 seconds: 0.0,
+                backend: "CPU".into(),
+                memory: MemoryReport::default(),
             })),
         );
         assert!(s.compute.running.is_none());
@@ -126,6 +156,24 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn the_backend_and_its_reason_are_kept_until_the_next_run() {
+        let mut s = reduce(AppState::default(), Action::ComputeStarted);
+        let cpu = BackendInfo {
+            gpu: false,
+            label: "CPU".into(),
+            reason: "WebGPU cannot be used: no adapter".into(),
+        };
+        s = reduce(
+            s,
+            Action::Worker(Response::Compute(ComputeEvent::Backend(cpu.clone()))),
+        );
+        assert_eq!(s.compute.backend.as_ref(), Some(&cpu));
+        assert!(s.errors.is_empty(), "a CPU run is no error");
+        s = reduce(s, Action::ComputeStarted);
+        assert!(s.compute.backend.is_none());
     }
 
     #[test]

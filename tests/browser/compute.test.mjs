@@ -1,9 +1,11 @@
 // "Compute locally" end to end: a GGUF model picked in the page (the tiny llama.cpp oracle model
 // crates/infer/tests/fixtures/llama-f32.gguf), read by the worker from the file (never uploaded),
-// utilities computed for the UDCG anchor JSON on the CPU in the worker, compared with llama.cpp's
-// p(NO-RESPONSE) for the same passages (the fixture's udcg_anchor, which `ragscope utility` is
-// checked against in crates/cli/tests/utility.rs, so page and CLI agree through the same oracle);
+// utilities computed for the UDCG anchor JSON on the CPU in the worker (this Chromium runs without
+// WebGPU: the panel must say so and why), compared with llama.cpp's p(NO-RESPONSE) for the same
+// passages (the fixture's udcg_anchor, which `ragscope utility` is checked against in
+// crates/cli/tests/utility.rs, so page and CLI agree through the same oracle);
 // the result loads as the utilities file; pause, resume and cancel; no long task on the UI thread.
+// The WebGPU path: compute-webgpu.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join, resolve } from 'node:path';
@@ -78,8 +80,7 @@ test('utilities computed in the page match llama.cpp (and so the CLI), and load 
   assert.match(info, /llama/);
   assert.deepEqual(await page.$$eval('.quant-mix tr[data-type]', (r) => r.map((x) => x.dataset.type)), ['F32']);
   const gpu = await page.$eval('#compute-gpu', (e) => e.textContent);
-  assert.match(gpu, /WebGPU backend: not yet in this build/);
-  assert.match(gpu, /WebGPU (adapter|unavailable)/);
+  assert.match(gpu, /WebGPU unavailable: .+ on the CPU in the worker/);
 
   const start = await page.evaluate(() => performance.now());
   await page.click('#compute-start');
@@ -87,6 +88,15 @@ test('utilities computed in the page match llama.cpp (and so the CLI), and load 
   const long = (await longTasks(page, start)).filter((t) => t.duration > 50);
   assert.deepEqual(long, [], `UI thread blocked > 50 ms while computing: ${JSON.stringify(long)}`);
   await page.waitForSelector('.file[data-kind="utilities"]', { timeout: 30_000 });
+  // Never a silent fallback: the panel says the CPU ran, and why.
+  const backend = await page.$eval('#compute-backend', (e) => ({ kind: e.dataset.backend, text: e.textContent }));
+  assert.equal(backend.kind, 'cpu');
+  assert.match(backend.text, /Computing on CPU \(in the worker, single-threaded\) — WebGPU cannot be used: /);
+  assert.match(await page.$eval('#compute-done', (e) => e.textContent), /on CPU/);
+  const mem = await page.$eval('#compute-memory', (e) => ({ wasm: Number(e.dataset.wasmBytes), gpu: Number(e.dataset.gpuBytes) }));
+  console.log(`CPU in the worker: peak wasm memory ${(mem.wasm / 2 ** 20).toFixed(1)} MiB, GPU buffers ${mem.gpu} bytes`);
+  assert.ok(mem.wasm > 0);
+  assert.equal(mem.gpu, 0);
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#compute-download')]);
   const tsv = await readFile(await download.path(), 'utf8');

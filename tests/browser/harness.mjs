@@ -37,13 +37,17 @@ export async function startServer(prefix = '/') {
   return { server, served, origin: `http://127.0.0.1:${port}` };
 }
 
-export async function launch() {
+/** `extraArgs`: e.g. WEBGPU_ARGS for WebGPU on SwiftShader (no GPU needed). */
+export async function launch(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', ...extraArgs],
   });
 }
+
+/** WebGPU in headless Chromium without a GPU: a SwiftShader adapter (as tests/wasm/webdriver.json). */
+export const WEBGPU_ARGS = ['--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'];
 
 /** Every request a page makes, to check that nothing leaves the app's own origin. */
 export function recordRequests(page) {

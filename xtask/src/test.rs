@@ -211,6 +211,9 @@ fn browser_e2e() -> Result {
         "--example",
         "fake_provider",
     ]))?;
+    // compute-webgpu.test.mjs compares the page's utilities with `ragscope utility --backend cpu`.
+    step("building the ragscope CLI for the compute e2e test");
+    run(cmd::cargo().args(["build", "-p", "ragscope-cli"]))?;
     step("browser end-to-end tests (node --test, playwright-core + Debian Chromium)");
     run(Command::new("node")
         .args(["--test", "--test-concurrency=1"])
@@ -219,6 +222,7 @@ fn browser_e2e() -> Result {
             "RAGSCOPE_FAKE_PROVIDER",
             root().join("target/debug/examples/fake_provider"),
         )
+        .env("RAGSCOPE_CLI", root().join("target/debug/ragscope"))
         .env("RAGSCOPE_DIST", root().join("dist"))
         .env("RAGSCOPE_SHARED", root().join("../shared"))
         .env("RAGSCOPE_ARTIFACTS", root().join("target/e2e-artifacts")))

@@ -1,11 +1,15 @@
 //! The browser side of "compute locally", in the worker: the picked file as a Blob (from the
 //! object URL the page made; its bytes are read slice by slice, never uploaded), WebGPU's adapter
-//! as the worker sees it, and the compute loop that reads pause/cancel between passages.
+//! as the worker sees it, and the compute loop that reads pause/cancel between steps and runs
+//! each step on WebGPU (gpu.rs) or on the CPU.
 
-use super::open_model;
+use super::gpu::{self, Outcome};
+use super::{open_model, CPU_LABEL};
 use crate::blob_source::BlobSource;
 use crate::engine::Workspace;
-use crate::protocol::compute::{ComputeEvent, ComputeRequest, GpuInfo};
+use crate::protocol::compute::{
+    BackendChoice, BackendInfo, ComputeEvent, ComputeRequest, GpuInfo, MemoryReport,
+};
 use crate::protocol::{Request, Response};
 use futures::{FutureExt, SinkExt, StreamExt};
 use js_sys::{Function, Promise, Reflect};
@@ -156,15 +160,104 @@ pub async fn drive(scope: &mut Scope, ws: &mut Workspace, request: ComputeReques
             let info = probe_gpu().await;
             send(scope, Response::Compute(ComputeEvent::Gpu(info))).await
         }
-        ComputeRequest::Start { source, result } => {
-            if let Err(e) = ws.start_compute(source, result) {
+        ComputeRequest::Start {
+            source,
+            result,
+            backend,
+            cpu_fallback,
+        } => {
+            if let Err(e) = ws.start_compute(&source, result, cpu_fallback) {
                 return send(scope, Response::Compute(ComputeEvent::Failed(e))).await;
             }
+            let info = choose_backend(ws, backend).await;
+            if let Some(job) = ws.job() {
+                job.use_backend(&info.label, info.gpu);
+            }
+            if !send(scope, Response::Compute(ComputeEvent::Backend(info))).await {
+                return false;
+            }
             run_job(scope, ws).await
+        }
+        ComputeRequest::LoseGpu => {
+            if let Some(local) = &ws.local {
+                gpu::lose_device(local);
+            }
+            true
         }
         // Outside a running job there is nothing to pause or cancel.
         ComputeRequest::Pause | ComputeRequest::Resume | ComputeRequest::Cancel => true,
     }
+}
+
+/// The backend a run starts on, and why: WebGPU when the worker gets a device and the model's
+/// weights fit it (uploaded once per model, reused by later runs), else the CPU.
+async fn choose_backend(ws: &mut Workspace, choice: BackendChoice) -> BackendInfo {
+    let cpu = |reason: String| BackendInfo {
+        gpu: false,
+        label: CPU_LABEL.into(),
+        reason,
+    };
+    if choice == BackendChoice::Cpu {
+        return cpu("the CPU was chosen in the panel".into());
+    }
+    let Some(local) = ws.local.as_mut() else {
+        return cpu("no model".into());
+    };
+    let reused = matches!(local.gpu, gpu::GpuSlot::Ready(_));
+    if choice == BackendChoice::Auto {
+        // Probe before uploading anything: a software adapter is passed by.
+        match ragscope_infer::gpu::GpuContext::probe().await {
+            Ok(s) if s.is_cpu() => {
+                return cpu(
+                    "the worker's only WebGPU adapter is a CPU emulation of a GPU (software), slower than the CPU engine; choose \"WebGPU (any adapter)\" to use it anyway".into(),
+                )
+            }
+            Ok(_) => {}
+            Err(e) => return cpu(format!("WebGPU cannot be used: {}", gpu::reason(&e))),
+        }
+    }
+    match gpu::ensure(local).await {
+        Ok(label) => BackendInfo {
+            gpu: true,
+            label,
+            reason: format!(
+                "WebGPU is available in this worker; the model's weights {} on the GPU ({:.1} MiB, quantized as in the file)",
+                if reused { "are still" } else { "were uploaded once" },
+                gpu::weight_bytes(local) as f64 / (1024.0 * 1024.0)
+            ),
+        },
+        Err(why) => cpu(format!("WebGPU cannot be used: {why}")),
+    }
+}
+
+/// The worker's wasm memory in bytes: it only grows, so this is the peak so far.
+fn wasm_memory_bytes() -> u64 {
+    wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .ok()
+        .and_then(|m| m.buffer().dyn_into::<js_sys::ArrayBuffer>().ok())
+        .map_or(0, |b| b.byte_length() as u64)
+}
+
+fn memory(ws: &Workspace) -> MemoryReport {
+    MemoryReport {
+        wasm_bytes: wasm_memory_bytes(),
+        gpu_bytes: ws.local.as_ref().map_or(0, gpu::device_bytes),
+    }
+}
+
+/// One step on the job's backend: Ok(true) to go on, Ok(false) when the page has gone, Err
+/// when the run failed (already reported).
+async fn step(scope: &mut Scope, ws: &mut Workspace) -> Result<bool, String> {
+    if !ws.job.as_ref().is_some_and(|j| j.on_gpu) {
+        return ws.compute_step().map(|_| true);
+    }
+    let info = match gpu::step_with_recovery(ws).await {
+        Outcome::Done(_) => return Ok(true),
+        Outcome::Failed(e) => return Err(e),
+        Outcome::Recovered(_, info) | Outcome::ToCpu(info) | Outcome::Paused(info) => info,
+    };
+    Ok(send(scope, Response::Compute(ComputeEvent::Backend(info))).await)
 }
 
 enum Next {
@@ -197,7 +290,8 @@ async fn run_job(scope: &mut Scope, ws: &mut Workspace) -> bool {
         }
         let Some(job) = ws.job() else { return true };
         if job.is_done() {
-            for r in ws.finish_compute() {
+            let memory = memory(ws);
+            for r in ws.finish_compute(memory) {
                 if !send(scope, r).await {
                     return false;
                 }
@@ -205,16 +299,21 @@ async fn run_job(scope: &mut Scope, ws: &mut Workspace) -> bool {
             return true;
         }
         let start = now_seconds();
-        let step = ws.compute_step();
+        let stepped = step(scope, ws).await;
         let Some(job) = ws.job() else { return true };
         job.add_seconds(now_seconds() - start);
         let progress = job.progress();
-        if let Err(e) = step {
-            let _ = ws.cancel_compute();
-            return send(scope, Response::Compute(ComputeEvent::Failed(e))).await;
+        match stepped {
+            Ok(true) => {}
+            Ok(false) => return false,
+            Err(e) => {
+                let _ = ws.cancel_compute();
+                return send(scope, Response::Compute(ComputeEvent::Failed(e))).await;
+            }
         }
         let now = now_seconds();
-        if now - last_progress >= PROGRESS_EVERY_S {
+        // A pause (asked for, or after a GPU failure) is shown at once.
+        if progress.paused || now - last_progress >= PROGRESS_EVERY_S {
             last_progress = now;
             if !send(scope, Response::Compute(ComputeEvent::Progress(progress))).await {
                 return false;
@@ -249,6 +348,12 @@ async fn on_message(scope: &mut Scope, ws: &mut Workspace, message: Option<Reque
         }
         Request::Compute(ComputeRequest::ProbeGpu) => {
             vec![Response::Compute(ComputeEvent::Gpu(probe_gpu().await))]
+        }
+        Request::Compute(ComputeRequest::LoseGpu) => {
+            if let Some(local) = &ws.local {
+                gpu::lose_device(local);
+            }
+            vec![]
         }
         Request::Compute(ComputeRequest::OpenModel { name, .. }) => {
             vec![Response::Compute(ComputeEvent::ModelFailed(format!(

@@ -493,6 +493,9 @@ fn main_view() -> Html {
                 <ComputePanel state={state.compute.clone()} on_request={on_compute}
                     udcg_files={state.files.iter().filter(|f| matches!(&f.status,
                         FileStatus::Loaded { kind: crate::protocol::FileKind::UdcgJson, .. }))
+                        .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()}
+                    runs={state.files.iter().filter(|f| matches!(&f.status,
+                        FileStatus::Loaded { kind: crate::protocol::FileKind::Run, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()} />
                 <Controls measures={state.measures.clone()} runs={state.runs()}
                     erag={state.files.iter().any(|f| matches!(&f.status,

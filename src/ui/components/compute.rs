@@ -1,10 +1,13 @@
 //! "Compute locally": pick a GGUF model (read in the worker from the file itself, never
 //! uploaded), see what it is and what WebGPU offers, compute passage utilities for a loaded UDCG
-//! JSON file with progress, pause and cancel, and download them.
+//! JSON file or a loaded run's top k (with topics, passages and qrels) on WebGPU or the CPU,
+//! with progress, pause and cancel, see which backend ran and why, and download them.
 
-use crate::protocol::compute::{ComputeRequest, GpuInfo, ModelInfo};
+use crate::protocol::compute::{
+    BackendChoice, BackendInfo, ComputeRequest, ComputeSource, GpuInfo, ModelInfo,
+};
 use crate::protocol::FileId;
-use crate::ui::compute_state::ComputeState;
+use crate::ui::compute_state::{ComputeState, Finished};
 use crate::ui::download::save_text;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -14,6 +17,9 @@ pub struct Props {
     pub state: ComputeState,
     /// Loaded UDCG JSON files, (id, name).
     pub udcg_files: Vec<(FileId, String)>,
+    /// Loaded runs, (id, name): their top k with the loaded topics, passages and qrels.
+    #[prop_or_default]
+    pub runs: Vec<(FileId, String)>,
     pub on_request: Callback<ComputeRequest>,
 }
 
@@ -58,28 +64,86 @@ fn gpu_view(g: Option<&GpuInfo>) -> Html {
                 </ul>
             </span>
         },
-        Some(g) => html! { <span>{ format!("WebGPU unavailable: {}", g.reason) }</span> },
+        Some(g) => {
+            html! { <span>{ format!("WebGPU unavailable: {} — utilities are computed on the CPU in the worker.", g.reason) }</span> }
+        }
     };
     html! {
         <div class="compute-gpu" id="compute-gpu" data-webgpu={g.map(|g| g.available.to_string()).unwrap_or_default()}>
             { status }
-            <p class="note">
-                { "WebGPU backend: not yet in this build (the GPU kernels are being added); utilities are computed on the CPU in the worker, single-threaded." }
+        </div>
+    }
+}
+
+fn backend_view(b: &BackendInfo) -> Html {
+    html! {
+        <p class="compute-backend" id="compute-backend" data-backend={if b.gpu { "gpu" } else { "cpu" }}>
+            <strong>{ format!("Computing on {}", b.label) }</strong>
+            { format!(" — {}", b.reason) }
+        </p>
+    }
+}
+
+fn finished_view(f: &Finished) -> Html {
+    let (name_c, tsv_c) = (f.name.clone(), f.tsv.clone());
+    html! {
+        <div class="compute-done" id="compute-done" data-file={f.name.clone()}>
+            <p>
+                { format!("{} passages computed in {:.1} s on {}; loaded as {} (see the RAG tab). ",
+                    f.passages, f.seconds, f.backend, f.name) }
+                <button id="compute-download"
+                    onclick={Callback::from(move |_| save_text(&name_c, "text/tab-separated-values", &tsv_c))}>
+                    { "Download utilities (TSV)" }
+                </button>
+            </p>
+            <p class="note" id="compute-memory" data-wasm-bytes={f.memory.wasm_bytes.to_string()}
+                data-gpu-bytes={f.memory.gpu_bytes.to_string()}>
+                { format!("Peak memory: worker wasm memory {}; GPU buffers {}.", mib(f.memory.wasm_bytes),
+                    if f.memory.gpu_bytes > 0 { format!("{} (weights, quantized, + batch workspace)", mib(f.memory.gpu_bytes)) }
+                    else { "none (CPU)".to_string() }) }
             </p>
         </div>
     }
 }
 
+/// The value of a source option: "udcg:<id>" or "run:<id>".
+fn parse_source(value: &str, k: usize) -> Option<ComputeSource> {
+    let (kind, id) = value.split_once(':')?;
+    let id: FileId = id.parse().ok()?;
+    match kind {
+        "udcg" => Some(ComputeSource::Udcg(id)),
+        "run" => Some(ComputeSource::Run { run: id, k }),
+        _ => None,
+    }
+}
+
 #[function_component(ComputePanel)]
 pub fn compute_panel(props: &Props) -> Html {
-    let chosen = use_state(|| None::<FileId>);
+    let chosen = use_state(|| None::<String>);
+    let k = use_state(|| 5usize);
+    let backend = use_state(BackendChoice::default);
+    let cpu_fallback = use_state(|| true);
     {
         let on_request = props.on_request.clone();
         use_effect_with((), move |_| on_request.emit(ComputeRequest::ProbeGpu));
     }
-    let source = chosen
-        .filter(|id| props.udcg_files.iter().any(|(f, _)| f == id))
-        .or_else(|| props.udcg_files.first().map(|(id, _)| *id));
+    let options: Vec<(String, String)> = props
+        .udcg_files
+        .iter()
+        .map(|(id, name)| (format!("udcg:{id}"), format!("{name} (UDCG JSON)")))
+        .chain(props.runs.iter().map(|(id, name)| {
+            (
+                format!("run:{id}"),
+                format!("{name} (run: top k with topics, passages, qrels)"),
+            )
+        }))
+        .collect();
+    let value = (*chosen)
+        .clone()
+        .filter(|v| options.iter().any(|(o, _)| o == v))
+        .or_else(|| options.first().map(|(v, _)| v.clone()));
+    let source = value.as_deref().and_then(|v| parse_source(v, *k));
+    let is_run = matches!(source, Some(ComputeSource::Run { .. }));
     let s = &props.state;
 
     let on_pick = {
@@ -110,7 +174,46 @@ pub fn compute_panel(props: &Props) -> Html {
                 .target()
                 .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
             {
-                chosen.set(sel.value().parse().ok());
+                chosen.set(Some(sel.value()));
+            }
+        })
+    };
+    let on_k = {
+        let k = k.clone();
+        Callback::from(move |e: Event| {
+            if let Some(input) = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            {
+                if let Ok(v) = input.value().trim().parse::<usize>() {
+                    k.set(v.max(1));
+                }
+            }
+        })
+    };
+    let on_backend = {
+        let backend = backend.clone();
+        Callback::from(move |e: Event| {
+            if let Some(sel) = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
+            {
+                backend.set(match sel.value().as_str() {
+                    "gpu" => BackendChoice::Gpu,
+                    "cpu" => BackendChoice::Cpu,
+                    _ => BackendChoice::Auto,
+                });
+            }
+        })
+    };
+    let on_fallback = {
+        let cpu_fallback = cpu_fallback.clone();
+        Callback::from(move |e: Event| {
+            if let Some(input) = e
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            {
+                cpu_fallback.set(input.checked());
             }
         })
     };
@@ -136,18 +239,6 @@ pub fn compute_panel(props: &Props) -> Html {
             </div>
         }
     });
-    let finished = s.finished.as_ref().map(|(name, tsv, n, secs)| {
-        let (name_c, tsv_c) = (name.clone(), tsv.clone());
-        html! {
-            <p class="compute-done" id="compute-done" data-file={name.clone()}>
-                { format!("{n} passages computed in {secs:.1} s; loaded as {name} (see the RAG tab). ") }
-                <button id="compute-download"
-                    onclick={Callback::from(move |_| save_text(&name_c, "text/tab-separated-values", &tsv_c))}>
-                    { "Download utilities (TSV)" }
-                </button>
-            </p>
-        }
-    });
 
     html! {
         <details class="compute" id="compute" open={s.model.is_some() || s.opening.is_some()}>
@@ -155,7 +246,9 @@ pub fn compute_panel(props: &Props) -> Html {
             <p class="note">
                 { "Pick a GGUF model (llama, qwen2, smollm or mistral architecture; F32, F16, BF16, Q4_0…Q8_0, Q4_K, Q5_K, Q6_K). \
                    The file is read by this page's worker, slice by slice: it is never uploaded. The utilities \
-                   u = R·(1 − p(NO-RESPONSE)) use the paper's prompt through the model's own chat template." }
+                   u = R·(1 − p(NO-RESPONSE)) use the paper's prompt through the model's own chat template. \
+                   They are computed with WebGPU when the worker gets an adapter (weights uploaded once, quantized), \
+                   else on the CPU in the worker." }
             </p>
             <label>
                 { "Model file: " }
@@ -169,29 +262,54 @@ pub fn compute_panel(props: &Props) -> Html {
             <div class="compute-start">
                 <label>
                     { "Passages from: " }
-                    <select id="compute-source" onchange={on_source} disabled={props.udcg_files.is_empty()}>
-                        { for props.udcg_files.iter().map(|(id, name)| html! {
-                            <option value={id.to_string()} selected={Some(*id) == source}>{ name }</option>
+                    <select id="compute-source" onchange={on_source} disabled={options.is_empty()}>
+                        { for options.iter().map(|(v, label)| html! {
+                            <option value={v.clone()} selected={Some(v) == value.as_ref()}>{ label }</option>
                         }) }
                     </select>
                 </label>
-                if props.udcg_files.is_empty() {
-                    <span class="note">{ " load a UDCG JSON file (examples with question and passages); run + passages files: not yet in the app (use `ragscope utility`)" }</span>
+                if is_run {
+                    <label>
+                        { " top k: " }
+                        <input type="number" id="compute-k" min="1" value={k.to_string()} onchange={on_k} />
+                    </label>
+                }
+                <label>
+                    { " on: " }
+                    <select id="compute-backend-choice" onchange={on_backend}>
+                        <option value="auto" selected={*backend == BackendChoice::Auto}>{ "WebGPU on a GPU, else CPU" }</option>
+                        <option value="gpu" selected={*backend == BackendChoice::Gpu}>{ "WebGPU (any adapter, also a software one)" }</option>
+                        <option value="cpu" selected={*backend == BackendChoice::Cpu}>{ "CPU" }</option>
+                    </select>
+                </label>
+                <label>
+                    <input type="checkbox" id="compute-cpu-fallback" checked={*cpu_fallback} onchange={on_fallback} />
+                    { " if the GPU fails mid-run, continue on the CPU" }
+                </label>
+                if options.is_empty() {
+                    <span class="note">{ " load a UDCG JSON file (examples with question and passages), or a TREC run with the queries' texts (`qid<TAB>question`), the passages' texts ({\"docno\", \"text\"} JSON Lines) and qrels — the inputs of `ragscope utility`" }</span>
                 }
                 <button id="compute-start" disabled={!can_start}
                     onclick={{
                         let on_request = props.on_request.clone();
+                        let (source, backend, cpu_fallback) = (source.clone(), *backend, *cpu_fallback);
                         Callback::from(move |_: MouseEvent| {
-                            if let Some(source) = source {
-                                on_request.emit(ComputeRequest::Start { source, result: 0 });
+                            if let Some(source) = source.clone() {
+                                on_request.emit(ComputeRequest::Start {
+                                    source,
+                                    result: 0,
+                                    backend,
+                                    cpu_fallback,
+                                });
                             }
                         })
                     }}>
                     { "Compute utilities" }
                 </button>
             </div>
+            if let Some(b) = &s.backend { { backend_view(b) } }
             { for progress }
-            { for finished }
+            if let Some(f) = &s.finished { { finished_view(f) } }
         </details>
     }
 }

@@ -211,6 +211,25 @@ impl GpuModel {
         self.uploaded_bytes
     }
 
+    /// Bytes of every buffer this model holds on the device: the weights plus the batch
+    /// workspace (activations, RoPE tables, readback staging), which grows to the largest batch
+    /// seen and is then reused. Uniform parameter buffers are left out (a few hundred bytes each).
+    pub fn device_bytes(&self) -> u64 {
+        let workspace = self.work.try_lock().ok().and_then(|ws| {
+            ws.bufs.as_ref().map(|b| {
+                [
+                    &b.x, &b.h, &b.q, &b.k, &b.v, &b.attn, &b.o, &b.gate, &b.up, &b.pos, &b.start,
+                    &b.cos, &b.sin, &b.last, &b.xl, &b.hl, &b.logits, &b.targets, &b.probs,
+                    &b.staging,
+                ]
+                .iter()
+                .map(|buf| buf.size())
+                .sum::<u64>()
+            })
+        });
+        self.uploaded_bytes + workspace.unwrap_or(0)
+    }
+
     /// How many row chunks (vocabulary slices) the LM head was split into.
     pub fn lm_head_chunks(&self) -> usize {
         self.lm_head.chunks.len()

@@ -1,0 +1,111 @@
+//! "Compute locally" on WebGPU in a dedicated worker (Chromium's WebGPU on SwiftShader, see
+//! webdriver.json), driven like the worker's loop: the tiny oracle model opened from a Blob, its
+//! weights put on the GPU once, the UDCG anchor's utilities computed in GPU steps, and the
+//! device destroyed mid-run as a driver reset would: the failed batch is retried on a new
+//! device, and every passage's p(NO-RESPONSE) still equals llama.cpp's within 1e-4 relative —
+//! nothing computed before the loss is lost or changed. Without WebGPU: `SKIPPED:`.
+#![cfg(target_arch = "wasm32")]
+
+use ragscope_web::blob_source::BlobSource;
+use ragscope_web::engine::inference::gpu::Outcome;
+use ragscope_web::engine::inference::open_model;
+use ragscope_web::engine::Workspace;
+use ragscope_web::protocol::compute::{ComputeEvent, ComputeSource, MemoryReport};
+use ragscope_web::protocol::{FileKind, Request, Response};
+use serde_json::Value;
+use wasm_bindgen_test::*;
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+const MODEL: &[u8] = include_bytes!("../../../crates/infer/tests/fixtures/llama-f32.gguf");
+const ORACLE: &str = include_str!("../../../crates/infer/tests/fixtures/llama-f32.json");
+const UDCG: &str = include_str!("../../../../shared/data/udcg/dataset_with_scores.json");
+
+fn blob(bytes: &[u8]) -> web_sys::Blob {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("a Blob from bytes")
+}
+
+#[wasm_bindgen_test]
+async fn a_device_lost_mid_run_is_replaced_and_nothing_is_lost() {
+    let mut ws = Workspace::default();
+    ws.handle(Request::LoadStart {
+        id: 0,
+        name: "dataset_with_scores.json".into(),
+        size: UDCG.len() as u64,
+    });
+    ws.handle(Request::LoadChunk {
+        id: 0,
+        bytes: UDCG.as_bytes().to_vec(),
+    });
+    let loaded = ws.handle(Request::LoadEnd { id: 0 });
+    assert!(
+        matches!(
+            loaded[..],
+            [Response::Loaded {
+                kind: FileKind::UdcgJson,
+                ..
+            }]
+        ),
+        "{loaded:?}"
+    );
+    let source = BlobSource::new(blob(MODEL)).expect("in a worker");
+    ws.set_model(open_model(&source, "llama-f32.gguf").expect("model"));
+    let label = match ws.gpu_ensure().await {
+        Ok(l) => l,
+        Err(why) => {
+            web_sys::console::log_1(&format!("SKIPPED: no WebGPU device ({why})").into());
+            return;
+        }
+    };
+    ws.start_compute(&ComputeSource::Udcg(0), 1, false)
+        .expect("start");
+    ws.job().expect("job").use_backend(&label, true);
+
+    let mut steps = 0;
+    let mut recovered = 0;
+    while !ws.job().expect("job").is_done() {
+        if steps == 1 {
+            assert!(ws.gpu_lose(), "a device was held");
+        }
+        match ws.gpu_step().await {
+            Outcome::Done(_) => {}
+            Outcome::Recovered(_, info) => {
+                assert!(info.gpu && info.reason.contains("retried on a new device"));
+                recovered += 1;
+            }
+            Outcome::ToCpu(i) | Outcome::Paused(i) => panic!("{}", i.reason),
+            Outcome::Failed(e) => panic!("{e}"),
+        }
+        steps += 1;
+    }
+    assert_eq!(recovered, 1, "the lost device was replaced once");
+    assert!(ws.gpu_bytes() > 0);
+    let out = ws.finish_compute(MemoryReport::default());
+    let Some(Response::Compute(ComputeEvent::Done { tsv, backend, .. })) = out.first() else {
+        panic!("no Done: {out:?}");
+    };
+    assert!(backend.starts_with("WebGPU: "), "{backend}");
+    let oracle: Value = serde_json::from_str(ORACLE).expect("fixture JSON");
+    let mut checked = 0;
+    for line in tsv.lines().skip(1) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let want = oracle["udcg_anchor"]
+            .as_array()
+            .expect("udcg_anchor")
+            .iter()
+            .find(|e| e["example_id"] == f[0] && e["doc_id"] == f[1])
+            .expect("passage in the oracle")["p_no_response"]
+            .as_f64()
+            .expect("p");
+        let got: f64 = f[3].parse().expect("p");
+        assert!(
+            (got - want).abs() <= 1e-4 * want,
+            "{line}: llama.cpp {want}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 15);
+    web_sys::console::log_1(
+        &format!("{checked} passages on {label}, {steps} steps, device replaced once").into(),
+    );
+}
