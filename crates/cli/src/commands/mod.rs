@@ -11,6 +11,7 @@ pub mod eval;
 pub mod graded;
 pub mod judge;
 pub mod judge_answers;
+pub mod judge_batch;
 pub mod nuggets;
 pub mod trec_eval;
 pub mod udcg;
