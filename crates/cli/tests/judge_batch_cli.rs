@@ -2,8 +2,8 @@
 //! prints the batch id and exits 4; the same command run again resumes that batch (one
 //! submission in all), imports the replies and writes the synchronous path's outputs; per-request
 //! batch failures are logged as failed and a synchronous rerun sends just those. For umbrela,
-//! pairwise (RAGElo's CSVs), nuggets assign (nuggetizer's files) and nuggets create (rounds), the
-//! batch output equals the synchronous output byte for byte.
+//! pairwise and pointwise (RAGElo's CSVs), nuggets assign and score (nuggetizer's files) and
+//! nuggets create (rounds, re-asks), the batch output equals the synchronous output byte for byte.
 
 use ragscope_judge::fake::{self, FakeServer};
 use serde_json::Value;
@@ -201,6 +201,33 @@ fn batch_outputs_equal_sync_outputs_for_every_task() {
         "--answers".into(),
         p(&shared("nuggetizer/demo-run.jsonl")),
     ];
+    // Nugget creation in rounds (window 2 of t1 needs window 1's list: a second batch), with
+    // replies that do not parse (re-asked synchronously, as the synchronous path does).
+    let pool_dir = tmp("eq-pool");
+    let cands = |n: usize, tag: &str| -> Vec<Value> {
+        (0..n)
+            .map(|i| {
+                serde_json::json!({"docid": format!("d{i}"), "judgment": 2,
+                                        "doc": {"segment": format!("passage {i} {tag}")}})
+            })
+            .collect()
+    };
+    let pool: String = [
+        serde_json::json!({"query": {"qid": "t1", "text": "first"},
+                           "candidates": cands(12, "FAKE{nuggets=alpha|beta}")}),
+        serde_json::json!({"query": {"qid": "t2", "text": "second"},
+                           "candidates": cands(3, "FAKE{garbage}")}),
+    ]
+    .iter()
+    .map(|l| l.to_string() + "\n")
+    .collect();
+    std::fs::write(pool_dir.join("pool.jsonl"), pool).unwrap();
+    let create = vec![
+        "--pool".to_string(),
+        p(&pool_dir.join("pool.jsonl")),
+        "--parse-retries".into(),
+        "1".into(),
+    ];
     let umbrela_dir = tmp("eq-umbrela-inputs");
     let umbrela = umbrela_inputs(&umbrela_dir);
     let cases: Vec<(&str, Vec<&str>, Vec<String>, &str)> = vec![
@@ -219,6 +246,7 @@ fn batch_outputs_equal_sync_outputs_for_every_task() {
             nuggets[..2].to_vec(),
             "score",
         ),
+        ("gemini", vec!["nuggets", "create"], create, "create"),
     ];
     for (provider, task, args, tag) in cases {
         let sync_server = FakeServer::start(fake::markers()).unwrap();
@@ -243,7 +271,21 @@ fn batch_outputs_equal_sync_outputs_for_every_task() {
             "{tag}: {}",
             stderr(&b)
         );
-        assert_eq!(batch_server.batch_submissions(), 1, "{tag}");
+        let rounds = if tag == "create" { 2 } else { 1 };
+        assert_eq!(batch_server.batch_submissions(), rounds, "{tag}");
+        if tag == "create" {
+            // Synchronous requests for t2's window: its first ask and re-ask without --batch;
+            // with --batch the first ask went in the batch and only the re-ask was sent alone.
+            let reasks = |s: &FakeServer| {
+                s.requests()
+                    .iter()
+                    .filter(|r| r.path.ends_with(":generateContent"))
+                    .filter(|r| r.body.contains("FAKE{garbage}"))
+                    .count()
+            };
+            assert_eq!(reasks(&batch_server), 1);
+            assert_eq!(reasks(&sync_server), 2);
+        }
         let sync_out = std::fs::read(sync_dir.join("out")).unwrap();
         let batch_out = std::fs::read(batch_dir.join("out")).unwrap();
         if tag == "umbrela" {

@@ -312,6 +312,10 @@ pub(super) fn drive_rounds(
         };
         discount.as_ref().map_or(p, |d| p.discounted(d.discount))
     });
+    let full_price = entry.as_ref().map(|e| Price {
+        input: e.input,
+        output: e.output,
+    });
     if c.max_cost.is_some() && price.is_none() {
         return Err(usage(format!(
             "--max-cost needs a price for {kind} model {:?}: add it to a price file (--prices)",
@@ -423,6 +427,15 @@ pub(super) fn drive_rounds(
     let mut job = job;
     loop {
         let mut batch_usage = None;
+        // After a batch, what the run itself sends (re-asks) is bought at the standard price.
+        let run_opts = JudgeOptions {
+            price: if batch_run.is_some() {
+                full_price
+            } else {
+                opts.price
+            },
+            ..opts.clone()
+        };
         let round_env = match &batch_run {
             None => env.clone(),
             Some(b) => match b.round(&job, &env, &opts)? {
@@ -446,7 +459,7 @@ pub(super) fn drive_rounds(
         let result = block_on(run_job(
             &job,
             &round_env,
-            &opts,
+            &run_opts,
             &control,
             &mut |e| match e {
                 Event::Item(r) => {

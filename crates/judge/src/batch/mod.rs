@@ -7,10 +7,12 @@
 //! after submitting and started again with the same command polls the same batches instead of
 //! paying twice. Polls back off from `poll_interval` to `max_poll_interval`. When a batch ends,
 //! every reply is stored in the ordinary cache under the key the synchronous path uses; the job
-//! then runs through [`crate::run_job`] with a transport that sends nothing ([`BatchOnly`]), so
-//! replies are parsed exactly as in a synchronous run, and items the batch did not answer (an
-//! error, an expired or cancelled request) are recorded as failed with the batch's reason — never
-//! given a score. A rerun sends them again (in a new batch with `--batch`, synchronously without).
+//! then runs through [`crate::run_job`] with a transport that sends none of them again
+//! ([`BatchOnly`]), so replies are parsed exactly as in a synchronous run, and items the batch did
+//! not answer (an error, an expired or cancelled request) are recorded as failed with the batch's
+//! reason — never given a score. A rerun sends them again (in a new batch with `--batch`,
+//! synchronously without). Re-asks after a batch reply that does not parse are sent
+//! synchronously, as the synchronous path would.
 //!
 //! Wire formats (builders and parsers are pure, one module per provider; I/O only through
 //! [`crate::http::Transport`], so this also runs in the browser worker):
@@ -626,11 +628,14 @@ async fn import(
     (ok, failed)
 }
 
-/// The transport of the run that follows [`prefetch`]: it sends nothing. Every reply the batch
-/// bought is in the cache; a request that reaches the transport is one the batch did not answer,
-/// and fails with the batch's reason (a rerun sends it).
+/// The transport of the run that follows [`prefetch`]. Every first request the batch answered is
+/// in the cache; one it did not answer (an error, expired) reaches this transport and fails with
+/// the batch's reason, unsent (a rerun sends it). Anything else is a re-ask after a batch reply
+/// that did not parse: it goes to the real transport, as in a synchronous run (at the standard
+/// price), so outputs stay those of the synchronous path.
 pub struct BatchOnly {
     by_request: HashMap<String, String>,
+    inner: std::rc::Rc<dyn Transport>,
 }
 
 impl BatchOnly {
@@ -644,7 +649,10 @@ impl BatchOnly {
                 }
             }
         }
-        BatchOnly { by_request }
+        BatchOnly {
+            by_request,
+            inner: env.transport.clone(),
+        }
     }
 }
 
@@ -653,15 +661,15 @@ impl Transport for BatchOnly {
         &self,
         request: HttpRequest,
     ) -> LocalBoxFuture<'_, Result<HttpResponse, TransportError>> {
-        let why = self
+        match self
             .by_request
             .get(&format!("{}\n{}", request.url, request.body))
-            .cloned()
-            .unwrap_or_else(|| {
-                "batch: not sent (a re-ask after an unparseable batch reply needs a synchronous \
-                 request: run again without --batch)"
-                    .into()
-            });
-        Box::pin(async move { Err(TransportError::Other(why)) })
+        {
+            Some(why) => {
+                let why = why.clone();
+                Box::pin(async move { Err(TransportError::Other(why)) })
+            }
+            None => self.inner.send(request),
+        }
     }
 }
