@@ -543,3 +543,30 @@ fn gemini_operation_states_and_inline_responses() {
         .iter()
         .all(|(_, x)| matches!(x, ItemResult::Failed(m) if m.contains("EXPIRED"))));
 }
+
+#[test]
+fn states_kept_in_a_reply_cache_resume_too() {
+    // The browser's store: the state rides in the reply cache (IndexedDB there, memory here).
+    let server = FakeServer::start(fake::markers()).unwrap();
+    let cache: Rc<dyn CacheStore> = Rc::new(ragscope_judge::MemoryCache::new());
+    let store = batch::state::CacheStateStore::new(cache.clone());
+    let (e, _) = env(&server, ProviderKind::Gemini, cache.clone());
+    let j = job(&SAME_AS_SYNC);
+    let first = block_on(prefetch(
+        &j,
+        &e,
+        &opts(),
+        &bopts(false),
+        &store,
+        &mut |_| {},
+    ))
+    .unwrap();
+    assert!(matches!(first, Outcome::Pending(_)));
+    let second = block_on(prefetch(&j, &e, &opts(), &bopts(true), &store, &mut |_| {})).unwrap();
+    let Outcome::Done(imported) = second else {
+        panic!()
+    };
+    assert_eq!(server.batch_submissions(), 1);
+    assert_eq!(imported.stored, 6);
+    assert!(imported.state.batches[0].imported);
+}

@@ -136,3 +136,50 @@ impl StateStore for DirStateStore {
         Box::pin(async move { r })
     }
 }
+
+/// Run states kept in a reply cache, under keys no request hashes to (`batch-state-<run key>`):
+/// the browser keeps them in the IndexedDB cache it already has, so a reloaded page finds its
+/// batches where it finds its replies (and "forget everything" forgets both).
+pub struct CacheStateStore {
+    cache: std::rc::Rc<dyn crate::cache::CacheStore>,
+}
+
+impl CacheStateStore {
+    pub fn new(cache: std::rc::Rc<dyn crate::cache::CacheStore>) -> Self {
+        CacheStateStore { cache }
+    }
+
+    fn key(run_key: &str) -> crate::cache::CacheKey {
+        crate::cache::CacheKey(format!("batch-state-{run_key}"))
+    }
+}
+
+impl StateStore for CacheStateStore {
+    fn load(&self, run_key: &str) -> LocalBoxFuture<'_, Result<Option<RunState>, String>> {
+        let key = Self::key(run_key);
+        let name = key.0.clone();
+        Box::pin(async move {
+            match self.cache.get(key).await.map_err(|e| e.to_string())? {
+                Some(r) => parse_state(&r.body, &name).map(Some),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn save(&self, run_key: &str, state: &RunState) -> LocalBoxFuture<'_, Result<(), String>> {
+        let key = Self::key(run_key);
+        let reply = serde_json::to_string(state).map(|body| crate::cache::CachedReply {
+            provider: state.provider.clone(),
+            model: state.model.clone(),
+            task: state.task.clone(),
+            template_version: "batch-state".into(),
+            sample: 0,
+            received_ms: 0,
+            body,
+        });
+        Box::pin(async move {
+            let reply = reply.map_err(|e| e.to_string())?;
+            self.cache.put(key, reply).await.map_err(|e| e.to_string())
+        })
+    }
+}
