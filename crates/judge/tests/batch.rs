@@ -570,3 +570,46 @@ fn states_kept_in_a_reply_cache_resume_too() {
     assert_eq!(imported.stored, 6);
     assert!(imported.state.batches[0].imported);
 }
+
+#[test]
+fn a_job_changed_while_its_batch_runs_buys_only_the_new_requests() {
+    let server = FakeServer::start(fake::markers()).unwrap();
+    let cache: Rc<dyn CacheStore> = Rc::new(ragscope_judge::MemoryCache::new());
+    let store = MemoryStateStore::new();
+    let (e, _) = env(&server, ProviderKind::OpenAi, cache.clone());
+    let a = job(&SAME_AS_SYNC[..3]);
+    let first = block_on(prefetch(
+        &a,
+        &e,
+        &opts(),
+        &bopts(false),
+        &store,
+        &mut |_| {},
+    ))
+    .unwrap();
+    assert!(matches!(first, Outcome::Pending(_)));
+    // A passage added before the batch ended: one new request in a second batch.
+    let b = job(&SAME_AS_SYNC[..4]);
+    let mut events = Vec::new();
+    let Outcome::Done(imported) =
+        block_on(prefetch(&b, &e, &opts(), &bopts(true), &store, &mut |ev| {
+            events.push(ev)
+        }))
+        .unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(server.batch_submissions(), 2);
+    assert!(events
+        .iter()
+        .any(|ev| matches!(ev, BatchEvent::Submitted { requests: 1, .. })));
+    assert_eq!(imported.stored, 4);
+    // The first job, run again: everything is in the cache, nothing submitted.
+    let Outcome::Done(again) =
+        block_on(prefetch(&a, &e, &opts(), &bopts(true), &store, &mut |_| {})).unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(again.stored, 0);
+    assert_eq!(server.batch_submissions(), 2);
+}

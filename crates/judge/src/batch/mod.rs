@@ -2,10 +2,11 @@
 //! same requests as the synchronous path, at half the price, answered within 24 hours.
 //!
 //! The lifecycle, in [`prefetch`]: every request of a job that has no cached reply is submitted
-//! (split into batches of the provider's size limit); the batch ids are saved at once in a state
-//! record named by the job's *run key* (a hash of every request of the job), so a process killed
-//! after submitting and started again with the same command polls the same batches instead of
-//! paying twice. Polls back off from `poll_interval` to `max_poll_interval`. When a batch ends,
+//! (split into batches of the provider's size limit); the batch ids and their requests' cache
+//! keys are saved at once in a state record named by the *run key* (provider, base URL, model,
+//! task), so a process killed after submitting and started again — with the same command, or
+//! with inputs changed meanwhile — polls the batches that carry its requests instead of paying
+//! twice. Polls back off from `poll_interval` to `max_poll_interval`. When a batch ends,
 //! every reply is stored in the ordinary cache under the key the synchronous path uses; the job
 //! then runs through [`crate::run_job`] with a transport that sends none of them again
 //! ([`BatchOnly`]), so replies are parsed exactly as in a synchronous run, and items the batch did
@@ -191,9 +192,11 @@ pub struct Imported {
     pub state: RunState,
 }
 
-/// A name for the job: SHA-256 over provider, base URL, model, task, template and every request's
-/// cache key, so the same command on the same inputs finds its batches again.
-pub fn run_key(job: &Job, env: &Env, keys: &[CacheKey]) -> String {
+/// The name of the state record: SHA-256 over provider, base URL, model, task and template. Every
+/// job of that task on that model shares it, so a job changed while its batches run (a passage
+/// added, a rerun with other inputs) still finds the requests already in flight and does not
+/// buy them again.
+pub fn run_key(job: &Job, env: &Env) -> String {
     let c = env.provider.config();
     let mut h = Sha256::new();
     for field in [
@@ -206,9 +209,6 @@ pub fn run_key(job: &Job, env: &Env, keys: &[CacheKey]) -> String {
     ] {
         h.update((field.len() as u64).to_le_bytes());
         h.update(field.as_bytes());
-    }
-    for k in keys {
-        h.update(k.as_str().as_bytes());
     }
     let mut hex = String::with_capacity(32);
     for b in &h.finalize()[..16] {
@@ -345,8 +345,7 @@ pub async fn prefetch(
     let c = env.provider.config();
     supported(c.kind)?;
     let all = requests_of(job, env)?;
-    let keys: Vec<CacheKey> = all.iter().map(|(k, _, _)| k.clone()).collect();
-    let rk = run_key(job, env, &keys);
+    let rk = run_key(job, env);
     let mut state = store.load(&rk).await?.unwrap_or_else(|| RunState {
         version: state::VERSION,
         run_key: rk.clone(),
@@ -355,20 +354,32 @@ pub async fn prefetch(
         task: job.task.name().into(),
         batches: Vec::new(),
     });
+    // Imported batches have done their work (their replies are in the cache; what failed is sent
+    // again below): only batches still running are kept.
+    state.batches.retain(|b| !b.imported);
+    let mine: std::collections::HashSet<&str> = all.iter().map(|(k, _, _)| k.as_str()).collect();
+    // The running batches that carry requests of this job: polled and imported now. Batches of
+    // other jobs of the lane are left to those jobs.
+    let relevant: Vec<bool> = state
+        .batches
+        .iter()
+        .map(|b| b.custom_ids.iter().any(|i| mine.contains(i.as_str())))
+        .collect();
     let open: Vec<String> = state
         .batches
         .iter()
-        .filter(|b| !b.imported)
-        .map(|b| b.id.clone())
+        .zip(&relevant)
+        .filter(|(_, r)| **r)
+        .map(|(b, _)| b.id.clone())
         .collect();
     if !open.is_empty() {
         on_event(BatchEvent::Resumed { ids: open });
     }
-    let in_open: std::collections::HashSet<&str> = state
+    let mut relevant = relevant;
+    let in_open: std::collections::HashSet<String> = state
         .batches
         .iter()
-        .filter(|b| !b.imported)
-        .flat_map(|b| b.custom_ids.iter().map(String::as_str))
+        .flat_map(|b| b.custom_ids.iter().cloned())
         .collect();
     let mut to_send = Vec::new();
     for (key, _, prepared) in &all {
@@ -395,13 +406,19 @@ pub async fn prefetch(
             id: id.clone(),
             requests: chunk.len(),
         });
+        let sample_of: HashMap<&str, u32> = all.iter().map(|(k, s, _)| (k.as_str(), *s)).collect();
         state.batches.push(BatchRecord {
             id,
             submitted_ms: env.runtime.now_ms(),
             custom_ids: chunk.iter().map(|r| r.custom_id.clone()).collect(),
+            samples: chunk
+                .iter()
+                .map(|r| sample_of.get(r.custom_id.as_str()).copied().unwrap_or(0))
+                .collect(),
             state: "submitted".into(),
             imported: false,
         });
+        relevant.push(true);
         // At once: a process killed from here on resumes this batch instead of paying again.
         store.save(&rk, &state).await?;
     }
@@ -412,7 +429,7 @@ pub async fn prefetch(
     loop {
         let mut open = 0usize;
         for i in 0..state.batches.len() {
-            if state.batches[i].imported {
+            if state.batches[i].imported || !relevant[i] {
                 continue;
             }
             let id = state.batches[i].id.clone();
@@ -572,11 +589,12 @@ async fn import(
     let c = env.provider.config();
     let mut answered: BTreeMap<String, ItemResult> = got.into_iter().collect();
     let (mut ok, mut failed) = (0, 0);
-    for id in &record.custom_ids {
+    for (n, id) in record.custom_ids.iter().enumerate() {
         let key = CacheKey(id.clone());
-        let Some(&sample) = by_key.get(id.as_str()) else {
-            continue;
-        };
+        // A request of another job of the lane (submitted by an earlier, different job): its
+        // reply is stored too (it was paid for); its failure is that job's to record.
+        let mine = by_key.get(id.as_str()).copied();
+        let sample = mine.or(record.samples.get(n).copied()).unwrap_or(0);
         let result = answered.remove(id).unwrap_or_else(|| {
             ItemResult::Failed(format!(
                 "batch {} ended ({state}) without a result for this request",
@@ -615,6 +633,7 @@ async fn import(
                     }
                 }
             }
+            ItemResult::Failed(_) if mine.is_none() => {}
             ItemResult::Failed(why) => {
                 let why = match &c.key {
                     Some(k) => k.scrub(&why),

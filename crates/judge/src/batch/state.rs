@@ -1,4 +1,4 @@
-//! The record of a job's batches, kept with the run (natively a JSON file beside the cache,
+//! The record of the running batches of one task on one model, kept with the run (natively a JSON file beside the cache,
 //! `<cache-dir>/batches/<run-key>.json`; in the browser, storage next to the cache) so that a
 //! restarted process or a reloaded page resumes polling instead of submitting again. It holds ids
 //! and request names only: no key, no prompt, no base URL.
@@ -28,6 +28,9 @@ pub struct BatchRecord {
     pub submitted_ms: u64,
     /// The requests in it, in submission order (Gemini answers in that order).
     pub custom_ids: Vec<String>,
+    /// The sample index of each request (for the cached reply's record).
+    #[serde(default)]
+    pub samples: Vec<u32>,
     /// The provider's last state word seen (`submitted` before the first poll).
     pub state: String,
     /// Its replies are in the cache.
