@@ -428,8 +428,8 @@ pub async fn prefetch(
     let mut failures_in_row = 0u32;
     loop {
         let mut open = 0usize;
-        for i in 0..state.batches.len() {
-            if state.batches[i].imported || !relevant[i] {
+        for (i, &wanted) in relevant.iter().enumerate() {
+            if state.batches[i].imported || !wanted {
                 continue;
             }
             let id = state.batches[i].id.clone();
