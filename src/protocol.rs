@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod compute;
+pub mod judge_batch;
 pub mod judges;
 pub mod tournament;
 

@@ -1,6 +1,7 @@
 //! LLM judges in the worker: the input files (topics, passages) and the judge jobs, which run
 //! on crates/judge with the browser's `fetch` as transport and IndexedDB as cache.
 
+pub mod batch;
 #[cfg(target_arch = "wasm32")]
 mod fetch;
 mod files;

@@ -447,12 +447,15 @@ fn pointwise_and_citations() {
             (run, 1, "d3".to_string(), 1.0)
         ]
     );
-    // --batch is not supported yet: a usage error, nothing sent.
+    // --batch on a job the cache already answers: no batch submitted, nothing sent, the same
+    // output (the batch path itself is tested in judge_batch_cli.rs).
     let before = server.request_count();
+    let first = std::fs::read(dir.join("out")).unwrap();
     let mut extra = extra;
     extra.push("--batch".into());
     let out = judge(&server, &dir, &["citations"], &extra);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not supported yet"));
+    assert_eq!(out.status.code(), Some(0));
     assert_eq!(server.request_count(), before);
+    assert_eq!(server.batch_submissions(), 0);
+    assert_eq!(std::fs::read(dir.join("out")).unwrap(), first);
 }

@@ -15,6 +15,14 @@ pub struct Price {
 }
 
 impl Price {
+    /// The price with `discount` (a fraction) taken off both rates.
+    pub fn discounted(self, discount: f64) -> Price {
+        Price {
+            input: self.input * (1.0 - discount),
+            output: self.output * (1.0 - discount),
+        }
+    }
+
     pub fn cost(&self, usage: Usage) -> f64 {
         (usage.input_tokens as f64 * self.input + usage.output_tokens as f64 * self.output) / 1e6
     }
@@ -33,11 +41,27 @@ pub struct PriceEntry {
     pub source: String,
 }
 
+/// The batch APIs' discount on a provider's standard prices (0.5: half price).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BatchDiscount {
+    pub provider: String,
+    /// The fraction taken off (0.5 = 50% off).
+    pub discount: f64,
+    #[serde(default)]
+    pub as_of: String,
+    #[serde(default)]
+    pub source: String,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PriceTable {
     #[serde(default)]
     pub note: String,
     pub prices: Vec<PriceEntry>,
+    /// Batch discounts by provider (absent in older price files: batch jobs are then priced at
+    /// the standard rate, an over-estimate).
+    #[serde(default)]
+    pub batch: Vec<BatchDiscount>,
 }
 
 impl PriceTable {
@@ -46,6 +70,7 @@ impl PriceTable {
         Self::from_json(BUILTIN_PRICES, "prices.json").unwrap_or(PriceTable {
             note: String::new(),
             prices: Vec::new(),
+            batch: Vec::new(),
         })
     }
 
@@ -61,7 +86,20 @@ impl PriceTable {
                 ));
             }
         }
+        for b in &t.batch {
+            if !(b.discount.is_finite() && (0.0..1.0).contains(&b.discount)) {
+                return Err(format!(
+                    "{name}: batch discount of {}: not a fraction in [0, 1)",
+                    b.provider
+                ));
+            }
+        }
         Ok(t)
+    }
+
+    /// The batch discount of `provider`, when the table has one.
+    pub fn batch_discount(&self, provider: ProviderKind) -> Option<&BatchDiscount> {
+        self.batch.iter().find(|b| b.provider == provider.name())
     }
 
     /// The entry for `model`: an exact name, else a dated snapshot of a listed name
@@ -148,5 +186,22 @@ mod tests {
             output_tokens: 100_000,
         });
         assert!((cost - 4.5).abs() < 1e-12);
+        // The providers' batch pages: half price at Anthropic, OpenAI and Gemini.
+        for kind in [
+            ProviderKind::Anthropic,
+            ProviderKind::OpenAi,
+            ProviderKind::Gemini,
+        ] {
+            let b = t.batch_discount(kind).unwrap();
+            assert_eq!(b.discount, 0.5);
+            assert!(!b.as_of.is_empty() && !b.source.is_empty());
+        }
+        assert!(t.batch_discount(ProviderKind::OpenAiCompatible).is_none());
+        let half = Price {
+            input: 3.0,
+            output: 15.0,
+        }
+        .discounted(0.5);
+        assert_eq!((half.input, half.output), (1.5, 7.5));
     }
 }

@@ -41,6 +41,11 @@
 //! | answer equivalence | `CORRECT` | `verdict=correct\|incorrect`, `verdictline` (`Verdict: X` after a sentence), `fence` |
 //!
 //! and for every task `garbage` (an unparseable reply, at any temperature) and `truncated`.
+//!
+//! The three batch APIs are served too, in memory (see `fake/batch.rs`): requests inside a batch
+//! get the replies above, plus `batcherror` (a per-request error) and `batchexpired`.
+
+mod batch;
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -148,6 +153,9 @@ struct State {
     hold_changed: Condvar,
     max_in_flight: AtomicUsize,
     stop: AtomicBool,
+    /// `http://127.0.0.1:PORT` (Anthropic's `results_url` points back here).
+    base: String,
+    batches: Mutex<batch::Batches>,
 }
 
 /// The running server; stops when dropped.
@@ -174,6 +182,8 @@ impl FakeServer {
             hold_changed: Condvar::new(),
             max_in_flight: AtomicUsize::new(0),
             stop: AtomicBool::new(false),
+            base: format!("http://{addr}"),
+            batches: Mutex::new(batch::Batches::default()),
         });
         let st = state.clone();
         std::thread::Builder::new()
@@ -213,6 +223,22 @@ impl FakeServer {
 
     pub fn request_count(&self) -> usize {
         self.state.requests.lock().map(|r| r.len()).unwrap_or(0)
+    }
+
+    /// Batches submitted so far (all three batch APIs).
+    pub fn batch_submissions(&self) -> usize {
+        self.state
+            .batches
+            .lock()
+            .map(|b| b.submissions)
+            .unwrap_or(0)
+    }
+
+    /// A batch ends at its `n`-th poll (default 2: one poll sees it running).
+    pub fn set_batch_polls(&self, n: u32) {
+        if let Ok(mut b) = self.state.batches.lock() {
+            b.polls_to_end = n.max(1);
+        }
     }
 
     /// The most requests that were in flight at once.
@@ -362,6 +388,17 @@ content-length: 0\r\n\r\n"
         };
         if let Ok(mut r) = st.requests.lock() {
             r.push(rec.clone());
+        }
+        if let Some(answer) = batch::handle(st, &st.base, &rec) {
+            let written = match answer {
+                Some((status, headers, body)) => write_response(&mut out, status, &headers, &body),
+                None => Err(std::io::ErrorKind::ConnectionAborted.into()),
+            };
+            if written.is_err() {
+                let _ = out.shutdown(Shutdown::Both);
+                return;
+            }
+            continue;
         }
         {
             let mut n = st.in_flight.lock().unwrap_or_else(|e| e.into_inner());

@@ -10,6 +10,7 @@
 //! Nothing here ever writes an API key anywhere: keys live in [`provider::ApiKey`], which prints
 //! as `<redacted>`, are added to HTTP headers only, and are not part of any cache key or record.
 
+pub mod batch;
 pub mod cache;
 pub mod cost;
 pub mod http;

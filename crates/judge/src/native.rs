@@ -36,18 +36,6 @@ impl UreqTransport {
 
 fn send_blocking(agent: &ureq::Agent, req: HttpRequest) -> Result<HttpResponse, TransportError> {
     let timeout = req.timeout;
-    let mut builder = match req.method.as_str() {
-        "POST" => agent.post(&req.url),
-        other => {
-            return Err(TransportError::Other(format!(
-                "method {other} is not supported"
-            )))
-        }
-    };
-    for (k, v) in &req.headers {
-        builder = builder.header(k.as_str(), v.as_str());
-    }
-    let builder = builder.config().timeout_global(timeout).build();
     let map_err = |e: ureq::Error| match e {
         ureq::Error::Timeout(_) => TransportError::Timeout(timeout.unwrap_or_default()),
         ureq::Error::Io(e) => TransportError::Connection(e.to_string()),
@@ -57,7 +45,30 @@ fn send_blocking(agent: &ureq::Agent, req: HttpRequest) -> Result<HttpResponse, 
         ureq::Error::Protocol(e) => TransportError::Connection(e.to_string()),
         other => TransportError::Other(other.to_string()),
     };
-    let resp = builder.send(req.body.as_str()).map_err(map_err)?;
+    // GET (batch status and results) has no body: ureq types it apart from POST.
+    let resp = match req.method.as_str() {
+        "POST" => {
+            let mut builder = agent.post(&req.url);
+            for (k, v) in &req.headers {
+                builder = builder.header(k.as_str(), v.as_str());
+            }
+            let builder = builder.config().timeout_global(timeout).build();
+            builder.send(req.body.as_str()).map_err(map_err)?
+        }
+        "GET" => {
+            let mut builder = agent.get(&req.url);
+            for (k, v) in &req.headers {
+                builder = builder.header(k.as_str(), v.as_str());
+            }
+            let builder = builder.config().timeout_global(timeout).build();
+            builder.call().map_err(map_err)?
+        }
+        other => {
+            return Err(TransportError::Other(format!(
+                "method {other} is not supported"
+            )))
+        }
+    };
     let status = resp.status().as_u16();
     let headers = resp
         .headers()

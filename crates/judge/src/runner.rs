@@ -240,7 +240,7 @@ fn validate(job: &Job, opts: &JudgeOptions) -> Result<(), String> {
     Ok(())
 }
 
-fn cache_key(
+pub(crate) fn cache_key(
     job: &Job,
     env: &Env,
     prepared: &crate::provider::Prepared,

@@ -40,7 +40,8 @@ Keys come from ANTHROPIC_API_KEY, GEMINI_API_KEY or OPENAI_API_KEY (openai-compa
 --key-env names a variable). Replies are cached (default under the user cache dir): a rerun sends \
 only what has no answer yet. The log has one JSON line per item (qid, docno, result, status, error, \
 attempts, cached, input_tokens, output_tokens, raw). Exit 0: every item graded; 3: finished with \
-failures (in the log, not in the qrels); 2: usage error."
+failures (in the log, not in the qrels); 2: usage error; 4: --batch --no-wait and the batches are \
+still running."
     )]
     Umbrela(UmbrelaArgs),
     /// AutoNuggetizer (castorini/nuggetizer): create, score or assign nuggets; nuggetizer's JSONL
@@ -122,9 +123,19 @@ pub struct CommonArgs {
     /// the tasks that re-ask (nuggets, at temperature 0.2); then the item is recorded as failed.
     #[arg(long, default_value_t = 3)]
     pub parse_retries: u32,
-    /// Use the provider's batch API (not yet supported: an error).
+    /// Use the provider's batch API (Anthropic, OpenAI, Gemini): half price, answered within
+    /// 24 hours. The batch ids are kept under the cache dir (batches/), so the same command run
+    /// again resumes the batches instead of submitting again; replies go to the cache.
     #[arg(long)]
     pub batch: bool,
+    /// With --batch: seconds before the first poll (default 30), growing by half per poll up to
+    /// 10 minutes.
+    #[arg(long)]
+    pub poll_interval: Option<f64>,
+    /// With --batch: submit (or look at the batches once), print each batch's id and state, and
+    /// exit 4 while they run; the same command run again continues.
+    #[arg(long)]
+    pub no_wait: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -238,17 +249,18 @@ pub(super) fn drive_rounds(
 pub(super) struct Setup {
     pub kind: ProviderKind,
     pub entry: Option<ragscope_judge::cost::PriceEntry>,
+    pub discount: Option<ragscope_judge::cost::BatchDiscount>,
+    pub full_price: Option<Price>,
+    pub batch_run: Option<super::judge_batch::BatchRun>,
     pub env: Env,
     pub opts: JudgeOptions,
 }
 
 pub(super) fn setup(c: &CommonArgs) -> Result<Setup, Failure> {
-    if c.batch {
-        return Err(usage(
-            "--batch: the providers' batch APIs are not supported yet; run without --batch",
-        ));
-    }
     let kind: ProviderKind = c.provider.parse().map_err(Failure::Usage)?;
+    if c.batch {
+        ragscope_judge::batch::supported(kind).map_err(Failure::Usage)?;
+    }
     if c.concurrency == 0 || c.samples == 0 || c.max_attempts == 0 {
         return Err(usage(
             "--concurrency, --samples and --max-attempts must be at least 1",
@@ -297,7 +309,16 @@ pub(super) fn setup(c: &CommonArgs) -> Result<Setup, Failure> {
         None => PriceTable::builtin(),
     };
     let entry = table.lookup(kind, &c.model).cloned();
-    let price = entry.as_ref().map(|e| Price {
+    // --batch: the batch discount applies to the estimate, the budget and the summary.
+    let discount = table.batch_discount(kind).filter(|_| c.batch).cloned();
+    let price = entry.as_ref().map(|e| {
+        let p = Price {
+            input: e.input,
+            output: e.output,
+        };
+        discount.as_ref().map_or(p, |d| p.discounted(d.discount))
+    });
+    let full_price = entry.as_ref().map(|e| Price {
         input: e.input,
         output: e.output,
     });
@@ -310,16 +331,20 @@ pub(super) fn setup(c: &CommonArgs) -> Result<Setup, Failure> {
     if !c.dry_run && (c.output.is_none() || c.log.is_none()) {
         return Err(usage("give -o OUT and --log LOG.jsonl (or --dry-run)"));
     }
-    let cache: Rc<dyn CacheStore> = if c.no_cache {
-        Rc::new(NoCache)
+    let cache_dir = if c.no_cache {
+        None
     } else {
-        let dir = match &c.cache {
+        Some(match &c.cache {
             Some(d) => d.clone(),
             None => default_cache_dir().ok_or_else(|| {
                 usage("no user cache directory here: give --cache DIR or --no-cache")
             })?,
-        };
-        Rc::new(DirCache::open(dir).map_err(|e| Failure::Error(e.to_string()))?)
+        })
+    };
+    let batch_run = super::judge_batch::BatchRun::new(c, cache_dir.as_deref())?;
+    let cache: Rc<dyn CacheStore> = match &cache_dir {
+        None => Rc::new(NoCache),
+        Some(dir) => Rc::new(DirCache::open(dir).map_err(|e| Failure::Error(e.to_string()))?),
     };
     let env = Env {
         provider: Rc::from(provider::provider(config)),
@@ -349,6 +374,9 @@ pub(super) fn setup(c: &CommonArgs) -> Result<Setup, Failure> {
     Ok(Setup {
         kind,
         entry,
+        discount,
+        full_price,
+        batch_run,
         env,
         opts,
     })
@@ -367,6 +395,9 @@ pub(super) fn drive_rounds_in(
     let Setup {
         kind,
         entry,
+        discount,
+        full_price,
+        batch_run,
         env,
         opts,
     } = s;
@@ -376,9 +407,19 @@ pub(super) fn drive_rounds_in(
         samples: c.samples,
     };
     let est = block_on(estimate(&job, &env, &opts)).map_err(Failure::Error)?;
+    let batch_note = match (&discount, c.batch) {
+        (Some(d), _) => format!(
+            ", less the batch discount of {}% (as of {}, {})",
+            d.discount * 100.0,
+            d.as_of,
+            d.source
+        ),
+        (None, true) => ", no batch discount in the price table".into(),
+        (None, false) => String::new(),
+    };
     let price_note = match &entry {
         Some(e) => format!(
-            "${:.4} at most at {}'s ${}/${} per million input/output tokens (as of {}; prices change, check {})",
+            "${:.4} at most at {}'s ${}/${} per million input/output tokens{batch_note} (as of {}; prices change, check {})",
             est.max_cost.unwrap_or(0.0),
             e.model,
             e.input,
@@ -410,8 +451,8 @@ pub(super) fn drive_rounds_in(
     let (Some(out_path), Some(log_path)) = (&c.output, &c.log) else {
         return Err(usage("give -o OUT and --log LOG.jsonl (or --dry-run)"));
     };
-    let mut log = std::fs::File::create(log_path)
-        .map_err(|e| Failure::Error(format!("{}: {e}", log_path.display())))?;
+    // Opened at the first run (not before a --no-wait batch that returns at once).
+    let mut log: Option<std::fs::File> = None;
     let bar = progress_bar(job.items.len() as u64, c.quiet);
     let mut retries = 0u64;
     let mut log_error: Option<String> = None;
@@ -421,19 +462,61 @@ pub(super) fn drive_rounds_in(
     let mut stopped: Option<String> = None;
     let mut job = job;
     loop {
-        let result = block_on(run_job(&job, &env, &opts, &control, &mut |e| match e {
-            Event::Item(r) => {
-                // Streamed as items finish, so an interrupted run keeps its log.
-                if let Err(e) = writeln!(log, "{}", r.log_line()).and_then(|_| log.flush()) {
-                    log_error.get_or_insert(format!("{}: {e}", log_path.display()));
+        let mut batch_usage = None;
+        // After a batch, what the run itself sends (re-asks) is bought at the standard price.
+        let run_opts = JudgeOptions {
+            price: if batch_run.is_some() {
+                full_price
+            } else {
+                opts.price
+            },
+            ..opts.clone()
+        };
+        let round_env = match &batch_run {
+            None => env.clone(),
+            Some(b) => match b.round(&job, &env, &opts)? {
+                super::judge_batch::Round::Pending => {
+                    bar.finish_and_clear();
+                    return Ok(ExitCode::from(super::judge_batch::EXIT_PENDING));
                 }
-                bar.inc(1);
-            }
-            Event::Progress(p) => bar.set_message(progress_message(&p, retries)),
-            Event::Retry { .. } => retries += 1,
-            Event::Warning(w) => bar.println(format!("warning: {w}")),
-        }));
-        let p = result.progress;
+                super::judge_batch::Round::Ready { env: e, usage } => {
+                    batch_usage = Some(usage);
+                    e
+                }
+            },
+        };
+        let log = match &mut log {
+            Some(f) => f,
+            None => log.insert(
+                std::fs::File::create(log_path)
+                    .map_err(|e| Failure::Error(format!("{}: {e}", log_path.display())))?,
+            ),
+        };
+        let result = block_on(run_job(
+            &job,
+            &round_env,
+            &run_opts,
+            &control,
+            &mut |e| match e {
+                Event::Item(r) => {
+                    // Streamed as items finish, so an interrupted run keeps its log.
+                    if let Err(e) = writeln!(log, "{}", r.log_line()).and_then(|_| log.flush()) {
+                        log_error.get_or_insert(format!("{}: {e}", log_path.display()));
+                    }
+                    bar.inc(1);
+                }
+                Event::Progress(p) => bar.set_message(progress_message(&p, retries)),
+                Event::Retry { .. } => retries += 1,
+                Event::Warning(w) => bar.println(format!("warning: {w}")),
+            },
+        ));
+        let mut p = result.progress;
+        if let Some(u) = batch_usage {
+            // Bought through the batch (the run itself read them from the cache).
+            p.input_tokens += u.input_tokens;
+            p.output_tokens += u.output_tokens;
+            p.cost = opts.price.map(|pr| p.cost.unwrap_or(0.0) + pr.cost(u));
+        }
         progress.items += p.items;
         progress.done += p.done;
         progress.cached += p.cached;

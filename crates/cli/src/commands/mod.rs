@@ -12,6 +12,7 @@ pub mod eval;
 pub mod graded;
 pub mod judge;
 pub mod judge_answers;
+pub mod judge_batch;
 pub mod judge_utility;
 pub mod nuggets;
 pub mod trec_eval;
