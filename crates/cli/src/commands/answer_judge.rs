@@ -248,6 +248,8 @@ fn grade_inner(
         quiet,
         parse_retries: 0,
         batch: false,
+        poll_interval: None,
+        no_wait: false,
     };
     let finish = |records: &[ItemRecord]| {
         let mut out = lines.clone();

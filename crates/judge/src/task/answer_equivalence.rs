@@ -102,6 +102,7 @@ Reply with one word: CORRECT or INCORRECT."
                     content: self.render(question, golds, candidate),
                 }],
                 params: self.params.clone(),
+                top_logprobs: None,
             }),
         }
     }
