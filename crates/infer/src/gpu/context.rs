@@ -15,6 +15,8 @@ const ROPE_WGSL: &str = include_str!("shaders/rope.wgsl");
 const ELEMENTWISE_WGSL: &str = include_str!("shaders/elementwise.wgsl");
 const ATTENTION_WGSL: &str = include_str!("shaders/attention.wgsl");
 const SOFTMAX_WGSL: &str = include_str!("shaders/softmax.wgsl");
+const DECODE_ATTENTION_WGSL: &str = include_str!("shaders/decode_attention.wgsl");
+const ARGMAX_WGSL: &str = include_str!("shaders/argmax.wgsl");
 
 /// What a binding is (explicit layouts: unused bindings still take a slot).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -41,6 +43,10 @@ pub(crate) struct Kernels {
     pub gather: Kernel,
     pub attention: Kernel,
     pub softmax: Kernel,
+    pub scatter: Kernel,
+    pub geglu: Kernel,
+    pub decode_attention: Kernel,
+    pub argmax: Kernel,
 }
 
 /// The adapter as reported to the user.
@@ -307,6 +313,8 @@ pub fn all_shader_sources() -> Vec<(String, String)> {
     out.push(("elementwise".into(), ELEMENTWISE_WGSL.into()));
     out.push(("attention".into(), ATTENTION_WGSL.into()));
     out.push(("softmax".into(), SOFTMAX_WGSL.into()));
+    out.push(("decode_attention".into(), DECODE_ATTENTION_WGSL.into()));
+    out.push(("argmax".into(), ARGMAX_WGSL.into()));
     out
 }
 
@@ -333,6 +341,8 @@ impl Kernels {
         let ew = module("elementwise", ELEMENTWISE_WGSL);
         let att = module("attention", ATTENTION_WGSL);
         let sm = module("softmax", SOFTMAX_WGSL);
+        let da = module("decode_attention", DECODE_ATTENTION_WGSL);
+        let am = module("argmax", ARGMAX_WGSL);
         let ew_slots = [Uniform, ReadWrite, Read, Read];
         let k = Kernels {
             matmul,
@@ -354,6 +364,15 @@ impl Kernels {
                 &[Uniform, Read, Read, Read, Read, ReadWrite],
             ),
             softmax: kernel(device, &sm, "main", &[Uniform, Read, Read, ReadWrite]),
+            scatter: kernel(device, &ew, "scatter", &ew_slots),
+            geglu: kernel(device, &ew, "geglu", &ew_slots),
+            decode_attention: kernel(
+                device,
+                &da,
+                "main",
+                &[Uniform, Read, Read, Read, Read, ReadWrite],
+            ),
+            argmax: kernel(device, &am, "main", &[Uniform, Read, ReadWrite]),
         };
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Device(format!("compiling the shaders: {e}")));

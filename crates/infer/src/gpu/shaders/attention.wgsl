@@ -6,6 +6,8 @@
 // A workgroup takes 64 consecutive query tokens of one head; keys and values stream through
 // workgroup memory in tiles of KT rows, and each thread keeps an online softmax (running max,
 // running sum, rescaled f32 accumulator), so memory stays linear in the prompt length.
+// window > 0 (Gemma 3's local layers): a query sees only the keys less than `window` positions
+// before it. Tiles hold min(8, 1024 / head_dim) keys so heads up to 256 values fit.
 
 struct Params {
     n_tok: u32,
@@ -15,7 +17,7 @@ struct Params {
     kv_stride: u32,
     group: u32,
     scale: f32,
-    _pad: u32,
+    window: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -25,8 +27,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> start: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 
-const MAX_HD: u32 = 128u;
-const KT: u32 = 8u;
+const MAX_HD: u32 = 256u;
 const NEG_BIG: f32 = -1.0e30;
 
 var<workgroup> kt: array<f32, 1024>;
@@ -39,6 +40,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let h = wid.y;
     let kvh = h / p.group;
     let hd = p.head_dim;
+    let KT = min(8u, 1024u / hd);
     let first = wid.x * 64u;
     let t = first + lid.x;
     let valid = t < p.n_tok;
@@ -80,7 +82,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         if (valid) {
             for (var j = 0u; j < KT; j++) {
                 let key = k0 + j;
-                if (key >= my_start && key <= t) {
+                if (key >= my_start && key <= t && (p.window == 0u || key + p.window > t)) {
                     var s = 0.0;
                     for (var d = 0u; d < hd; d++) {
                         s = fma(qv[d], kt[j * hd + d], s);
