@@ -90,6 +90,9 @@ pub struct GpuContext {
     pub(crate) kernels: Kernels,
     pub(crate) limits: wgpu::Limits,
     pub summary: AdapterSummary,
+    /// The device was opened with timestamp queries (the matmul microbench times the GPU with
+    /// them when present).
+    pub(crate) timestamps: bool,
     lost: Arc<AtomicBool>,
     error: Arc<Mutex<Option<String>>>,
     binding_cap: Option<u64>,
@@ -131,10 +134,15 @@ impl GpuContext {
         let adapter = Self::adapter().await?;
         let summary = summarize(&adapter);
         let limits = adapter.limits();
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("ragscope"),
-                required_features: wgpu::Features::empty(),
+                required_features: if timestamps {
+                    wgpu::Features::TIMESTAMP_QUERY
+                } else {
+                    wgpu::Features::empty()
+                },
                 required_limits: limits.clone(),
                 ..Default::default()
             })
@@ -159,6 +167,7 @@ impl GpuContext {
             kernels,
             limits,
             summary,
+            timestamps,
             lost,
             error,
             binding_cap: None,

@@ -40,28 +40,28 @@ pub const KV_CACHE_BUDGET: u64 = 1 << 30;
 /// 0.5B model on a mid-range GPU) so no submit approaches a driver's watchdog.
 pub const MAX_BATCH_TOKENS: usize = 2048;
 
-struct GpuMatrix {
-    ty: GgmlType,
-    rows: usize,
-    cols: usize,
-    row_words: usize,
+pub(super) struct GpuMatrix {
+    pub(super) ty: GgmlType,
+    pub(super) rows: usize,
+    pub(super) cols: usize,
+    pub(super) row_words: usize,
     /// (buffer, first row, rows): row chunks that each fit one binding.
-    chunks: Vec<(wgpu::Buffer, usize, usize)>,
+    pub(super) chunks: Vec<(wgpu::Buffer, usize, usize)>,
 }
 
-struct GpuLayer {
+pub(super) struct GpuLayer {
     attn_norm: wgpu::Buffer,
-    wq: GpuMatrix,
-    wk: GpuMatrix,
-    wv: GpuMatrix,
+    pub(super) wq: GpuMatrix,
+    pub(super) wk: GpuMatrix,
+    pub(super) wv: GpuMatrix,
     bq: Option<wgpu::Buffer>,
     bk: Option<wgpu::Buffer>,
     bv: Option<wgpu::Buffer>,
-    wo: GpuMatrix,
+    pub(super) wo: GpuMatrix,
     ffn_norm: wgpu::Buffer,
-    w_gate: GpuMatrix,
-    w_up: GpuMatrix,
-    w_down: GpuMatrix,
+    pub(super) w_gate: GpuMatrix,
+    pub(super) w_up: GpuMatrix,
+    pub(super) w_down: GpuMatrix,
     q_norm: Option<wgpu::Buffer>,
     k_norm: Option<wgpu::Buffer>,
     post_attn_norm: Option<wgpu::Buffer>,
@@ -136,13 +136,46 @@ enum Pass {
     Decode,
 }
 
+/// Time split of the last `greedy` call (natively; zero in the browser, which has no clock here).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DecodeStats {
+    /// Seconds in the prefills (KV caches filled, first token's arg-max read back).
+    pub prefill_seconds: f64,
+    /// Seconds in the decoding steps.
+    pub decode_seconds: f64,
+    /// Decoding steps run (one submit each, all running prompts together).
+    pub steps: usize,
+    /// Tokens fed through decoding steps (the sum of the running prompts over the steps).
+    pub decode_tokens: usize,
+    pub prefill_tokens: usize,
+}
+
+/// Wall clock natively; nothing in the browser.
+#[cfg(not(target_arch = "wasm32"))]
+fn clock() -> Option<std::time::Instant> {
+    Some(std::time::Instant::now())
+}
+#[cfg(target_arch = "wasm32")]
+fn clock() -> Option<u8> {
+    None
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn since(t: Option<std::time::Instant>) -> f64 {
+    t.map_or(0.0, |t| t.elapsed().as_secs_f64())
+}
+#[cfg(target_arch = "wasm32")]
+fn since(_: Option<u8>) -> f64 {
+    0.0
+}
+
 /// A model's weights on one GPU device, ready for batched prefill.
 pub struct GpuModel {
     ctx: GpuContext,
     cfg: ModelConfig,
-    layers: Vec<GpuLayer>,
+    pub(super) layers: Vec<GpuLayer>,
     output_norm: wgpu::Buffer,
-    lm_head: GpuMatrix,
+    pub(super) lm_head: GpuMatrix,
+    stats: Mutex<DecodeStats>,
     work: Mutex<Workspace>,
     /// Tokens and prompts one batch may hold on this device.
     max_tok: usize,
@@ -267,6 +300,7 @@ impl GpuModel {
             output_norm,
             lm_head,
             work: Mutex::new(Workspace::default()),
+            stats: Mutex::new(DecodeStats::default()),
             max_tok,
             max_prompts,
             max_cache_rows,
@@ -276,6 +310,11 @@ impl GpuModel {
 
     pub fn context(&self) -> &GpuContext {
         &self.ctx
+    }
+
+    /// Where the last `greedy` call spent its time (natively).
+    pub fn last_decode_stats(&self) -> DecodeStats {
+        self.stats.lock().map(|s| *s).unwrap_or_default()
     }
 
     /// Keeps the decoding groups' KV caches within `rows` rows (tests of the grouping).
@@ -702,6 +741,9 @@ impl GpuModel {
                 )));
             }
         }
+        if let Ok(mut s) = self.stats.lock() {
+            *s = DecodeStats::default();
+        }
         let mut out = Vec::with_capacity(prompts.len());
         let mut i = 0;
         while i < prompts.len() {
@@ -747,9 +789,13 @@ impl GpuModel {
         }
         let mut ws = self.lock()?;
         ws.next_param = 0;
+        let t0 = clock();
         self.ensure_cache(&mut ws, total);
         self.prefill_layers(&mut ws, model, prompts, Some(&bases), widest)?;
         let mut ids = self.head_argmax(&mut ws, n_p).await?;
+        let prefill_seconds = since(t0);
+        let t1 = clock();
+        let (mut steps, mut fed) = (0, 0);
         let mut dec = Decoding::new(tokenizer, options, context, n_p);
         let mut lens: Vec<usize> = prompts.iter().map(|p| p.len()).collect();
         let mut active: Vec<usize> = (0..n_p).collect();
@@ -803,7 +849,16 @@ impl GpuModel {
             for &s in &still {
                 lens[s] += 1;
             }
+            steps += 1;
+            fed += n;
             active = still;
+        }
+        if let Ok(mut s) = self.stats.lock() {
+            s.prefill_seconds += prefill_seconds;
+            s.decode_seconds += since(t1);
+            s.steps += steps;
+            s.decode_tokens += fed;
+            s.prefill_tokens += prompts.iter().map(|p| p.len()).sum::<usize>();
         }
         Ok(dec.finish())
     }
