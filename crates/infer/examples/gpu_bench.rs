@@ -53,11 +53,15 @@ fn main() {
             let text = std::fs::read_to_string(&p).unwrap_or_else(|e| fail(format!("{p}: {e}")));
             let all: Vec<Vec<u32>> =
                 serde_json::from_str(&text).unwrap_or_else(|e| fail(format!("{p}: {e}")));
-            all.into_iter().take(num("--passages", usize::MAX)).collect()
+            all.into_iter()
+                .take(num("--passages", usize::MAX))
+                .collect()
         }
         None => {
             let (n, len) = (num("--passages", 8), num("--tokens", 512));
-            let len = len.min(model.config.context_length.saturating_sub(64)).max(1);
+            let len = len
+                .min(model.config.context_length.saturating_sub(64))
+                .max(1);
             let mut state = 0x9E37_79B9_7F4A_7C15u64;
             (0..n)
                 .map(|_| {
@@ -77,9 +81,11 @@ fn main() {
     let total: usize = refs.iter().map(|p| p.len()).sum();
 
     // Prefill (the utility path). A first small pass warms the pipelines up.
-    gpu.prefill_blocking(&model, &refs[..1]).unwrap_or_else(|e| fail(e));
+    gpu.prefill_blocking(&model, &refs[..1])
+        .unwrap_or_else(|e| fail(e));
     let t = Instant::now();
-    gpu.prefill_blocking(&model, &refs).unwrap_or_else(|e| fail(e));
+    gpu.prefill_blocking(&model, &refs)
+        .unwrap_or_else(|e| fail(e));
     let prefill_s = t.elapsed().as_secs_f64();
     let prefill_tps = total as f64 / prefill_s;
     println!(

@@ -42,6 +42,8 @@ pub(crate) struct Kernels {
     pub swiglu: Kernel,
     pub gather: Kernel,
     pub attention: Kernel,
+    /// The attention kernel for heads of 129 to 256 values.
+    pub attention_wide: Kernel,
     pub softmax: Kernel,
     pub scatter: Kernel,
     pub geglu: Kernel,
@@ -311,6 +313,13 @@ pub fn matmul_source(ty: GgmlType) -> String {
     )
 }
 
+/// attention.wgsl for heads up to 256 values: 4-key tiles so K and V tiles still fit 1024 floats.
+fn attention_wide_source() -> String {
+    ATTENTION_WGSL
+        .replace("const MAX_HD: u32 = 128u;", "const MAX_HD: u32 = 256u;")
+        .replace("const KT: u32 = 8u;", "const KT: u32 = 4u;")
+}
+
 /// Every shader module's source with a label (compiled in Chrome by the wasm test too).
 pub fn all_shader_sources() -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = GPU_TYPES
@@ -321,6 +330,7 @@ pub fn all_shader_sources() -> Vec<(String, String)> {
     out.push(("rope".into(), ROPE_WGSL.into()));
     out.push(("elementwise".into(), ELEMENTWISE_WGSL.into()));
     out.push(("attention".into(), ATTENTION_WGSL.into()));
+    out.push(("attention_wide".into(), attention_wide_source()));
     out.push(("softmax".into(), SOFTMAX_WGSL.into()));
     out.push(("decode_attention".into(), DECODE_ATTENTION_WGSL.into()));
     out.push(("argmax".into(), ARGMAX_WGSL.into()));
@@ -349,6 +359,7 @@ impl Kernels {
         let rope = module("rope", ROPE_WGSL);
         let ew = module("elementwise", ELEMENTWISE_WGSL);
         let att = module("attention", ATTENTION_WGSL);
+        let att_wide = module("attention_wide", &attention_wide_source());
         let sm = module("softmax", SOFTMAX_WGSL);
         let da = module("decode_attention", DECODE_ATTENTION_WGSL);
         let am = module("argmax", ARGMAX_WGSL);
@@ -369,6 +380,12 @@ impl Kernels {
             attention: kernel(
                 device,
                 &att,
+                "main",
+                &[Uniform, Read, Read, Read, Read, ReadWrite],
+            ),
+            attention_wide: kernel(
+                device,
+                &att_wide,
                 "main",
                 &[Uniform, Read, Read, Read, Read, ReadWrite],
             ),

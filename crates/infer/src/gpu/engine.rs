@@ -1142,10 +1142,15 @@ impl GpuModel {
                 let mut words = geometry.to_vec();
                 words.push(window as u32);
                 let groups = (n_tok.div_ceil(64) as u32, c.n_head as u32);
+                let k = if hd > 128 {
+                    &kn.attention_wide
+                } else {
+                    &kn.attention
+                };
                 self.op(
                     ws,
                     pass,
-                    &kn.attention,
+                    k,
                     &words,
                     &[&b.q, &b.k, &b.v, &b.start, &b.attn],
                     groups,

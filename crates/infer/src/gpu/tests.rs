@@ -306,6 +306,7 @@ fn attention_matches_twin_on_packed_prompts() {
         (vec![3, 2], 3, 3, 128, 0),
         (vec![40, 7, 75], 2, 1, 40, 13),
         (vec![11, 6], 2, 1, 256, 5),
+        (vec![20, 3], 2, 2, 136, 0),
     ] {
         let n_tok: usize = lens.iter().sum();
         let mut start = Vec::new();
@@ -330,9 +331,14 @@ fn attention_matches_twin_on_packed_prompts() {
             scale.to_bits(),
             window as u32,
         ];
+        let kernel = if hd > 128 {
+            &ctx.kernels.attention_wide
+        } else {
+            &ctx.kernels.attention
+        };
         let got = run(
             ctx,
-            &ctx.kernels.attention,
+            kernel,
             &words,
             &[
                 bytes_f32(&q),

@@ -7,7 +7,9 @@
 // workgroup memory in tiles of KT rows, and each thread keeps an online softmax (running max,
 // running sum, rescaled f32 accumulator), so memory stays linear in the prompt length.
 // window > 0 (Gemma 3's local layers): a query sees only the keys less than `window` positions
-// before it. Tiles hold min(8, 1024 / head_dim) keys so heads up to 256 values fit.
+// before it. Two builds (context.rs): heads up to 128 values with 8-key tiles, and a wide one
+// (heads up to 256, 4-key tiles) compiled from this source with MAX_HD and KT replaced, so
+// the common case keeps its small register arrays.
 
 struct Params {
     n_tok: u32,
@@ -27,7 +29,8 @@ struct Params {
 @group(0) @binding(4) var<storage, read> start: array<u32>;
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 
-const MAX_HD: u32 = 256u;
+const MAX_HD: u32 = 128u;
+const KT: u32 = 8u;
 const NEG_BIG: f32 = -1.0e30;
 
 var<workgroup> kt: array<f32, 1024>;
@@ -40,7 +43,6 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let h = wid.y;
     let kvh = h / p.group;
     let hd = p.head_dim;
-    let KT = min(8u, 1024u / hd);
     let first = wid.x * 64u;
     let t = first + lid.x;
     let valid = t < p.n_tok;
