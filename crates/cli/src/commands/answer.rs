@@ -140,8 +140,7 @@ fn run_inner(args: &Args) -> Result<(), Failure> {
         )));
     }
     // The GPU backend decodes too (generate::greedy runs on it); no CPU fallback here.
-    super::utility_backend::attach(&mut model, args.backend, false)
-        .map_err(|e| Failure::Usage(e))?;
+    super::utility_backend::attach(&mut model, args.backend, false).map_err(err)?;
     let prompt = match &args.prompt_template {
         Some(p) => PromptTemplate::from_json(&read_text(p)?, &p.display().to_string())?,
         None => PromptTemplate::default(),

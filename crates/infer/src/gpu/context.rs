@@ -93,7 +93,8 @@ pub struct GpuContext {
     pub(crate) limits: wgpu::Limits,
     pub summary: AdapterSummary,
     /// The device was opened with timestamp queries (the matmul microbench times the GPU with
-    /// them when present).
+    /// them when present; the bench is native only).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub(crate) timestamps: bool,
     lost: Arc<AtomicBool>,
     error: Arc<Mutex<Option<String>>>,
