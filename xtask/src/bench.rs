@@ -9,9 +9,13 @@ pub fn bench(args: &[String]) -> Result {
     match args.first().map(String::as_str) {
         Some("metrics") => metrics(),
         Some("udcg") => udcg(),
+        Some("infer") if args.iter().any(|a| a == "--gpu-only") => infer_gpu_only(&args[1..]),
         Some("infer") => infer(),
         Some(other) => Err(format!("unknown bench `{other}`: metrics|udcg|infer")),
-        None => Err("usage: cargo xtask bench metrics|udcg|infer".into()),
+        None => Err(
+            "usage: cargo xtask bench metrics|udcg|infer [--gpu-only --model PATH --passages N]"
+                .into(),
+        ),
     }
 }
 
@@ -174,10 +178,62 @@ fn infer_decode(python: &std::path::Path, dir: &std::path::Path) -> Result {
     infer_gpu(&model, &prompts)
 }
 
-/// The wgpu backend on the same model: on a software adapter (lavapipe: a CPU emulation, about
-/// 1 token/s here) one short prompt only; on a hardware GPU the CPU rows' prompts.
+/// The wgpu backend on the same model and prompts: prefill tokens/s (the utility path), greedy
+/// decoding tokens/s (all prompts decoding together), and the prefill GEMMs' achieved FLOP/s
+/// (examples/gpu_bench.rs). On a software adapter (lavapipe: a CPU emulation) two prompts and
+/// 8 new tokens only.
 fn infer_gpu(model: &std::path::Path, prompts: &std::path::Path) -> Result {
-    step("building the prefill bench with the wgpu backend (release, --features gpu)");
+    let bench = build_gpu_bench()?;
+    let probe = cmd::output(Command::new(&bench).arg("--model").arg(model).args([
+        "--passages",
+        "1",
+        "--tokens",
+        "16",
+        "--decode",
+        "2",
+        "--matmul-rows",
+        "32",
+    ]));
+    let Some(probe) = probe else {
+        println!("wgpu: no GPU adapter (install mesa-vulkan-drivers for lavapipe); rows skipped");
+        return Ok(());
+    };
+    let software = probe.contains("CPU emulation");
+    let mut c = Command::new(&bench);
+    c.arg("--model")
+        .arg(model)
+        .arg("--prompts-file")
+        .arg(prompts);
+    if software {
+        c.args(["--passages", "2", "--decode", "8", "--matmul-rows", "256"]);
+    }
+    report_gpu_bench(&mut c)
+}
+
+/// `cargo xtask bench infer --gpu-only --model PATH [--passages N] [--tokens L] [--decode S]`:
+/// the wgpu rows alone on any GGUF (random prompts of L tokens, default 512), for a machine
+/// with a real GPU and no Python.
+fn infer_gpu_only(args: &[String]) -> Result {
+    let value = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let model = value("--model").ok_or("--gpu-only needs --model PATH (a GGUF file)")?;
+    let bench = build_gpu_bench()?;
+    let mut c = Command::new(&bench);
+    c.args(["--model", &model]);
+    for flag in ["--passages", "--tokens", "--decode", "--matmul-rows"] {
+        if let Some(v) = value(flag) {
+            c.args([flag, &v]);
+        }
+    }
+    report_gpu_bench(&mut c)
+}
+
+fn build_gpu_bench() -> Result<PathBuf> {
+    step("building the GPU bench (release, --features gpu)");
     run(cmd::cargo().args([
         "build",
         "--release",
@@ -186,41 +242,26 @@ fn infer_gpu(model: &std::path::Path, prompts: &std::path::Path) -> Result {
         "--features",
         "gpu",
         "--example",
-        "prefill_bench",
+        "gpu_bench",
     ]))?;
-    let ours = root().join("target/release/examples/prefill_bench");
-    let short = cmd::output(Command::new(&ours).arg("--model").arg(model).args([
-        "--backend",
-        "gpu",
-        "--prompts",
-        "1",
-        "--tokens",
-        "64",
-    ]));
-    let Some(out) = short else {
-        println!("wgpu: no GPU adapter (install mesa-vulkan-drivers for lavapipe); row skipped");
-        return Ok(());
-    };
-    let out = if out.contains("CPU emulation") {
-        out
-    } else {
-        cmd::output(
-            Command::new(&ours)
-                .arg("--model")
-                .arg(model)
-                .args(["--backend", "gpu", "--prompts-file"])
-                .arg(prompts),
-        )
-        .ok_or("prefill_bench --backend gpu failed")?
-    };
-    let engine = out
-        .split("\"engine\": \"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .unwrap_or("wgpu");
+    Ok(root().join("target/release/examples/gpu_bench"))
+}
+
+fn report_gpu_bench(c: &mut Command) -> Result {
+    let out = cmd::output(c).ok_or("gpu_bench failed")?;
+    // Its human-readable lines, then the numbers the README's table takes.
+    for line in out.lines().filter(|l| !l.starts_with('{')) {
+        println!("{line}");
+    }
+    let json = out
+        .lines()
+        .rfind(|l| l.starts_with('{'))
+        .ok_or("gpu_bench printed no JSON line")?;
     println!(
-        "\n{engine}\n    prefill {:.2} tokens/s",
-        tokens_per_s(&out)?
+        "\nwgpu: prefill {:.1} tokens/s, decode {:.1} tokens/s, one layer's prefill GEMMs {:.1} GFLOP/s",
+        value_of(json, "prefill_tokens_per_s")?,
+        value_of(json, "decode_tokens_per_s")?,
+        value_of(json, "layer_gemm_flops_per_s")? / 1e9
     );
     Ok(())
 }

@@ -83,7 +83,7 @@ fn wasm_tests() -> Result {
         ])
         .env("PATH", cmd::tool_path())
         .env("CHROMEDRIVER", "/usr/bin/chromedriver")
-        .env("WASM_BINDGEN_TEST_TIMEOUT", "120")
+        .env("WASM_BINDGEN_TEST_TIMEOUT", "300")
         .env("WASM_BINDGEN_TEST_DRIVER_TIMEOUT", "60")
         .env("WEBDRIVER_JSON", webdriver))
 }

@@ -92,11 +92,52 @@ fn answers_equal_llama_cpp_and_feed_correlate() {
     assert!(run(&["--erag"]).status.success());
     assert_eq!(std::fs::read_to_string(&out).unwrap(), before);
 
-    // Not yet available: a clear message, exit code 2.
-    // (`--judge` works now: tests/answer_judge_cli.rs.)
-    let o = run(&["--backend", "gpu"]);
-    assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("not yet"));
+    // (`--judge` works: tests/answer_judge_cli.rs; `--backend gpu`: the test below.)
+}
+
+/// `--backend gpu`: the same answers as llama.cpp's (KV cache and decoding steps on the GPU;
+/// lavapipe here). Without an adapter: SKIPPED.
+#[test]
+fn answers_on_the_gpu_equal_llama_cpp() {
+    let expected: Value = serde_json::from_str(
+        &std::fs::read_to_string(here("tests/fixtures/answer/expected.json")).unwrap(),
+    )
+    .unwrap();
+    let dir = tmpdir("gpu");
+    let out = dir.join("answers.jsonl");
+    let o = ragscope()
+        .args(["answer", "--quiet", "--backend", "gpu", "--max-new-tokens"])
+        .arg(expected["max_new_tokens"].as_u64().unwrap().to_string())
+        .arg("--model")
+        .arg(model())
+        .arg(here("tests/fixtures/answer/contexts.jsonl"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    if stderr.contains("no GPU adapter") || stderr.contains("built without the GPU backend") {
+        eprintln!("SKIPPED: {stderr}");
+        return;
+    }
+    assert!(o.status.success(), "{stderr}");
+    assert!(stderr.contains("GPU backend on"), "{stderr}");
+    let got = lines(&out);
+    let mut n = 0;
+    for want in expected["answers"].as_array().unwrap() {
+        let q = got
+            .iter()
+            .find(|l| l["qid"] == want["qid"])
+            .expect("question written");
+        let c = &q["contexts"][want["context"].as_u64().unwrap() as usize];
+        assert_eq!(
+            c["answer"], want["answer"],
+            "{} context {}",
+            want["qid"], want["context"]
+        );
+        n += 1;
+    }
+    assert_eq!(n, 6);
 }
 
 #[test]

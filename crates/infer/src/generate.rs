@@ -80,56 +80,134 @@ fn find_stop(bytes: &[u8], new: usize, stop: &[String]) -> Option<usize> {
         .min()
 }
 
-/// Greedy answers for a batch of tokenized prompts.
-pub fn greedy(
-    model: &Model,
-    tokenizer: &Tokenizer,
-    prompts: &[&[u32]],
-    options: &GreedyOptions,
-) -> Result<Vec<Generation>> {
-    let (first, mut caches) = model.prefill_cached(prompts)?;
-    let mut runs: Vec<Running> = prompts
-        .iter()
-        .map(|_| Running {
-            tokens: Vec::new(),
-            bytes: Vec::new(),
-            done: None,
-            cut: None,
-        })
-        .collect();
-    let mut logits = first.last_logits;
-    // Sequences still running, as indices into `runs`, and their logits in the same order.
-    let mut active: Vec<usize> = (0..prompts.len()).collect();
-    let context = model.config.context_length;
-    while !active.is_empty() {
+/// The stopping rules of greedy decoding, shared by the CPU engine and the GPU backend: each
+/// step, every running sequence gets its next token (the arg-max, computed by the engine) and
+/// this decides whether it stops or is fed back.
+pub struct Decoding<'a> {
+    tokenizer: &'a Tokenizer,
+    options: &'a GreedyOptions,
+    context: usize,
+    runs: Vec<Running>,
+}
+
+impl<'a> Decoding<'a> {
+    pub fn new(
+        tokenizer: &'a Tokenizer,
+        options: &'a GreedyOptions,
+        context: usize,
+        n: usize,
+    ) -> Self {
+        Decoding {
+            tokenizer,
+            options,
+            context,
+            runs: (0..n)
+                .map(|_| Running {
+                    tokens: Vec::new(),
+                    bytes: Vec::new(),
+                    done: None,
+                    cut: None,
+                })
+                .collect(),
+        }
+    }
+
+    /// Takes the next token of each sequence in `active` (`tokens[i]` for `active[i]`, whose
+    /// cache holds `cached(active[i])` positions); returns the sequences still running and the
+    /// tokens to feed them, in the same order.
+    pub fn accept(
+        &mut self,
+        active: &[usize],
+        tokens: &[u32],
+        cached: impl Fn(usize) -> usize,
+    ) -> (Vec<usize>, Vec<u32>) {
         let mut next = Vec::with_capacity(active.len());
         let mut still = Vec::with_capacity(active.len());
-        for (&s, l) in active.iter().zip(&logits) {
-            let run = &mut runs[s];
-            if options.max_new_tokens == 0 {
+        for (&s, &tok) in active.iter().zip(tokens) {
+            let run = &mut self.runs[s];
+            if self.options.max_new_tokens == 0 {
                 run.done = Some(StopReason::MaxTokens);
                 continue;
             }
-            let tok = argmax(l);
-            if tokenizer.is_end_of_generation(tok) {
+            if self.tokenizer.is_end_of_generation(tok) {
                 run.done = Some(StopReason::Eos);
                 continue;
             }
             run.tokens.push(tok);
             let before = run.bytes.len();
-            tokenizer.token_bytes(tok, &mut run.bytes);
-            if let Some(at) = find_stop(&run.bytes, run.bytes.len() - before, &options.stop) {
+            self.tokenizer.token_bytes(tok, &mut run.bytes);
+            if let Some(at) = find_stop(&run.bytes, run.bytes.len() - before, &self.options.stop) {
                 run.cut = Some(at);
                 run.done = Some(StopReason::Stop);
-            } else if run.tokens.len() >= options.max_new_tokens {
+            } else if run.tokens.len() >= self.options.max_new_tokens {
                 run.done = Some(StopReason::MaxTokens);
-            } else if caches[s].len() >= context {
+            } else if cached(s) >= self.context {
                 run.done = Some(StopReason::Context);
             } else {
                 next.push(tok);
                 still.push(s);
             }
         }
+        (still, next)
+    }
+
+    /// Tokens generated so far by sequence `s`.
+    pub fn generated(&self, s: usize) -> usize {
+        self.runs[s].tokens.len()
+    }
+
+    pub fn finish(self) -> Vec<Generation> {
+        self.runs
+            .into_iter()
+            .map(|r| {
+                let end = r.cut.unwrap_or(r.bytes.len());
+                Generation {
+                    text: String::from_utf8_lossy(&r.bytes[..end]).into_owned(),
+                    tokens: r.tokens,
+                    reason: r.done.unwrap_or(StopReason::MaxTokens),
+                }
+            })
+            .collect()
+    }
+}
+
+/// Greedy answers for a batch of tokenized prompts, on the model's backend when it decodes (the
+/// GPU backend), else on the CPU engine.
+pub fn greedy(
+    model: &Model,
+    tokenizer: &Tokenizer,
+    prompts: &[&[u32]],
+    options: &GreedyOptions,
+) -> Result<Vec<Generation>> {
+    if let Some(b) = model.backend() {
+        model.check_prompts(prompts, &[])?;
+        if let Some(out) = b.greedy(model, tokenizer, prompts, options) {
+            return out;
+        }
+    }
+    greedy_cpu(model, tokenizer, prompts, options)
+}
+
+/// Greedy answers on the CPU engine, whatever backend is set.
+pub fn greedy_cpu(
+    model: &Model,
+    tokenizer: &Tokenizer,
+    prompts: &[&[u32]],
+    options: &GreedyOptions,
+) -> Result<Vec<Generation>> {
+    let (first, mut caches) = model.prefill_cached(prompts)?;
+    let mut dec = Decoding::new(
+        tokenizer,
+        options,
+        model.config.context_length,
+        prompts.len(),
+    );
+    let mut logits = first.last_logits;
+    // Sequences still running, as indices into the prompts, and their logits in the same order.
+    let mut active: Vec<usize> = (0..prompts.len()).collect();
+    while !active.is_empty() {
+        let best: Vec<u32> = logits.iter().map(|l| argmax(l)).collect();
+        let (still, next) = dec.accept(&active, &best, |s| caches[s].len());
         if still.is_empty() {
             break;
         }
@@ -144,17 +222,7 @@ pub fn greedy(
         logits = model.decode_step(&mut step, &next)?;
         active = still;
     }
-    Ok(runs
-        .into_iter()
-        .map(|r| {
-            let end = r.cut.unwrap_or(r.bytes.len());
-            Generation {
-                text: String::from_utf8_lossy(&r.bytes[..end]).into_owned(),
-                tokens: r.tokens,
-                reason: r.done.unwrap_or(StopReason::MaxTokens),
-            }
-        })
-        .collect())
+    Ok(dec.finish())
 }
 
 #[cfg(test)]

@@ -7,10 +7,11 @@
 
 mod common;
 
+use ragscope_infer::generate::{greedy, greedy_cpu, GreedyOptions, StopReason};
 use ragscope_infer::gguf::{GgufFile, VecSource};
 use ragscope_infer::gpu::{GpuBackend, GpuContext, GpuError, GpuModel, GpuPolicy};
 use ragscope_infer::utility::token_probability;
-use ragscope_infer::Model;
+use ragscope_infer::{Model, Tokenizer};
 
 fn load(file: &str) -> Model {
     let path = common::fixtures_dir().join(file);
@@ -45,21 +46,28 @@ fn p_no_response_on_the_gpu_equals_the_cpu_engine() {
             continue;
         };
         let model = load(fx["model_file"].as_str().unwrap());
-        if model.config.arch == "gemma3" {
-            // The GPU path has no gemma3 kernels yet: it must refuse the model, not compute it.
-            let ctx = GpuContext::new_blocking().unwrap();
-            let err = GpuModel::upload(ctx, &model).unwrap_err().to_string();
-            assert!(err.contains("gemma3"), "{name}: {err}");
-            eprintln!("{name}: refused on the GPU as expected (gemma3 runs on the CPU only)");
-            continue;
-        }
         models += 1;
         let float_only = fx["weight_types"]
             .as_array()
             .unwrap()
             .iter()
             .all(|t| matches!(t.as_str(), Some("F32") | Some("F16")));
-        let llama_tol = if float_only { 1e-4 } else { 1e-3 };
+        // gemma3: the CPU oracle test's own tolerance (ggml rounds GELU through f16; see
+        // forward_oracle.rs), which the GPU's GeGLU reproduces.
+        let llama_tol = if model.config.arch == "gemma3" {
+            1.3e-4
+        } else if float_only {
+            1e-4
+        } else {
+            1e-3
+        };
+        // GPU vs CPU engine: 1e-4 (issue 10), except gemma3 where both sit within 1.3e-4 of
+        // llama.cpp but a GELU input on an f16 rounding boundary can round either way in each.
+        let cpu_tol = if model.config.arch == "gemma3" {
+            2.6e-4
+        } else {
+            1e-4
+        };
         let target = common::ids(&fx["no_response_ids"])[0];
         let prompts: Vec<Vec<u32>> = entries.iter().map(|e| common::ids(&e["ids"])).collect();
         let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
@@ -77,11 +85,11 @@ fn p_no_response_on_the_gpu_equals_the_cpu_engine() {
             let pc = token_probability(c, target);
             let rel = (pg as f64 - pc).abs() / pc;
             assert!(
-                rel <= 1e-4,
+                rel <= cpu_tol,
                 "{name} prompt {i}: GPU softmax p {pg} vs CPU {pc}"
             );
         }
-        let (mut worst_p, mut worst_logit) = (0f64, 0f64);
+        let (mut worst_p, mut worst_logit, mut worst_ll) = (0f64, 0f64, 0f64);
         for (i, e) in entries.iter().enumerate() {
             let (g, c) = (&out.last_logits[i], &cpu.last_logits[i]);
             assert_eq!(g.len(), c.len(), "{name} prompt {i}");
@@ -95,22 +103,26 @@ fn p_no_response_on_the_gpu_equals_the_cpu_engine() {
             let rel = (pg - pc).abs() / pc;
             worst_p = worst_p.max(rel);
             assert!(
-                rel <= 1e-4,
+                rel <= cpu_tol,
                 "{name} prompt {i}: GPU p {pg} vs CPU {pc} (rel {rel:e})"
             );
             let want = e["p_no_response"].as_f64().unwrap();
             let rel_ll = (pg - want).abs() / want;
+            worst_ll = worst_ll.max(rel_ll);
             assert!(
                 rel_ll <= llama_tol,
                 "{name} prompt {i}: GPU p {pg} vs llama.cpp {want} (rel {rel_ll:e})"
             );
         }
         println!(
-            "{name}: {} prompts, GPU vs CPU max rel Δp = {worst_p:.2e}, max |Δlogit|/max|logit| = {worst_logit:.2e}",
+            "{name}: {} prompts, GPU vs CPU max rel Δp = {worst_p:.2e}, max |Δlogit|/max|logit| = {worst_logit:.2e}, GPU vs llama.cpp max rel Δp = {worst_ll:.2e}",
             refs.len()
         );
     }
-    assert!(models >= 5, "only {models} models with logits");
+    assert!(
+        models >= 8,
+        "only {models} models with logits (gemma3 included)"
+    );
 }
 
 /// `Model::prefill` through the backend switch, and a device lost mid-run: the next batch is
@@ -246,5 +258,118 @@ fn real_model_on_the_gpu_equals_the_cpu_engine() {
         let rel = (g - c).abs() / c;
         println!("real model prompt {i}: GPU p {g:.6e}, CPU p {c:.6e}, rel {rel:.2e}");
         assert!(rel <= 1e-4, "prompt {i}: GPU {g} vs CPU {c}");
+    }
+}
+
+fn load_with_tokenizer(file: &str) -> (Model, Tokenizer) {
+    let path = common::fixtures_dir().join(file);
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let src = VecSource::new(bytes);
+    let g = GgufFile::read(&src, &path.display().to_string()).unwrap();
+    (
+        Model::load(&g, &src).unwrap(),
+        Tokenizer::from_gguf(&g).unwrap(),
+    )
+}
+
+/// Greedy decoding on the GPU (KV cache on the device, steps batched over the prompts, arg-max
+/// on the GPU) against llama.cpp's greedy tokens (fixtures/decode.json) and the CPU engine, on
+/// every tiny oracle model, gemma3 included: all 8 prompts of a model (1 to 389 tokens) decode
+/// together, leaving the batch as they finish. Then the default stop string (a newline) on the
+/// models whose answers hold one, through `generate::greedy` with the GPU backend set.
+#[test]
+fn greedy_on_the_gpu_equals_llama_cpp_and_the_cpu_engine() {
+    if adapter().is_none() {
+        return;
+    }
+    let fx = common::load_json("decode.json");
+    let models = fx["models"].as_object().expect("models");
+    assert!(models.len() >= 8, "only {} models", models.len());
+    let mut report = Vec::new();
+    for (name, m) in models {
+        let (mut model, tok) = load_with_tokenizer(m["model_file"].as_str().unwrap());
+        let max_new = m["max_new_tokens"].as_u64().unwrap() as usize;
+        let runs = m["runs"].as_array().unwrap();
+        let prompts: Vec<Vec<u32>> = runs.iter().map(|r| common::ids(&r["prompt"])).collect();
+        let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
+        let options = GreedyOptions {
+            max_new_tokens: max_new,
+            stop: Vec::new(),
+        };
+        let gpu = GpuModel::upload(GpuContext::new_blocking().unwrap(), &model).unwrap();
+        let got = gpu.greedy_blocking(&model, &tok, &refs, &options).unwrap();
+        let cpu = greedy_cpu(&model, &tok, &refs, &options).unwrap();
+        let mut tokens = 0;
+        for (i, (r, g)) in runs.iter().zip(&got).enumerate() {
+            let want = common::ids(&r["tokens"]);
+            assert_eq!(
+                g.tokens, want,
+                "{name} prompt {i}: GPU greedy tokens differ from llama.cpp (smallest top-2 gap {})",
+                r["min_top2_gap"]
+            );
+            let eog = r["eog"].as_bool().unwrap();
+            let reason = if eog {
+                StopReason::Eos
+            } else {
+                StopReason::MaxTokens
+            };
+            assert_eq!(g.reason, reason, "{name} prompt {i}");
+            assert_eq!(g.text, r["text"].as_str().unwrap(), "{name} prompt {i}");
+            assert_eq!(g, &cpu[i], "{name} prompt {i}: GPU vs CPU engine");
+            tokens += want.len();
+        }
+        // Through the backend switch, with the default stop string (a newline).
+        model.set_backend(Some(Box::new(
+            GpuBackend::new(&model, GpuPolicy::GpuOnly).unwrap(),
+        )));
+        let cut_options = GreedyOptions {
+            max_new_tokens: max_new,
+            ..GreedyOptions::default()
+        };
+        let cut = greedy(&model, &tok, &refs, &cut_options).unwrap();
+        let cut_cpu = greedy_cpu(&model, &tok, &refs, &cut_options).unwrap();
+        let mut stopped = 0;
+        for (i, (c, w)) in cut.iter().zip(&cut_cpu).enumerate() {
+            assert_eq!(c, w, "{name} prompt {i}: stop string, GPU vs CPU engine");
+            stopped += usize::from(c.reason == StopReason::Stop);
+        }
+        report.push(format!(
+            "{name}: {} prompts, {tokens} tokens equal to llama.cpp on the GPU; {stopped} stopped at a newline",
+            runs.len()
+        ));
+    }
+    println!("{}", report.join("\n"));
+}
+
+/// A device whose binding limit holds the KV cache of only a few prompts: the prompts decode in
+/// several groups and the tokens still equal llama.cpp's.
+#[test]
+fn greedy_splits_prompts_into_groups_that_fit_the_cache() {
+    if adapter().is_none() {
+        return;
+    }
+    let fx = common::load_json("decode.json");
+    let m = &fx["models"]["qwen2-qmix"];
+    let (model, tok) = load_with_tokenizer(m["model_file"].as_str().unwrap());
+    let c = &model.config;
+    let runs = m["runs"].as_array().unwrap();
+    let prompts: Vec<Vec<u32>> = runs.iter().map(|r| common::ids(&r["prompt"])).collect();
+    let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
+    let max_new = m["max_new_tokens"].as_u64().unwrap() as usize;
+    // Room for 300 cache rows: the 8 prompts (~1,100 rows with their new tokens) need 4+ groups.
+    let ctx = GpuContext::new_blocking().unwrap();
+    let gpu = GpuModel::upload(ctx, &model).unwrap().with_cache_rows(300);
+    let need: usize = refs
+        .iter()
+        .map(|p| (p.len() + max_new).min(c.context_length))
+        .sum();
+    assert!(need > 3 * 300, "{need} rows fit in too few groups");
+    let options = GreedyOptions {
+        max_new_tokens: max_new,
+        stop: Vec::new(),
+    };
+    let got = gpu.greedy_blocking(&model, &tok, &refs, &options).unwrap();
+    for (i, (r, g)) in runs.iter().zip(&got).enumerate() {
+        assert_eq!(g.tokens, common::ids(&r["tokens"]), "prompt {i}");
     }
 }

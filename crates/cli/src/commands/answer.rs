@@ -21,13 +21,6 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Backend {
-    Cpu,
-    Gpu,
-    Auto,
-}
-
 #[derive(clap::Args, Debug)]
 #[command(
     long_about = "Answers every context of a correlation-study input with a local GGUF model (greedy decoding, \
@@ -56,9 +49,10 @@ pub struct Args {
     /// Output JSON Lines (appended to and resumed).
     #[arg(short = 'o', long)]
     pub output: PathBuf,
-    /// Compute engine (only the CPU engine decodes for now).
-    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
-    pub backend: Backend,
+    /// Compute engine: cpu, gpu (wgpu: KV cache and decoding steps on the GPU; an error without
+    /// an adapter) or auto (a hardware GPU when there is one, else the CPU engine).
+    #[arg(long, value_enum, default_value_t = super::utility_backend::BackendChoice::Auto)]
+    pub backend: super::utility_backend::BackendChoice,
     /// Grade correctness with an LLM judge PROVIDER/MODEL (e.g. gemini/gemini-2.0-flash)
     /// instead of the substring match; the --judge-* options as for `ragscope judge`.
     #[arg(long)]
@@ -136,15 +130,6 @@ struct Job {
 }
 
 fn run_inner(args: &Args) -> Result<(), Failure> {
-    match args.backend {
-        Backend::Cpu | Backend::Auto => {}
-        Backend::Gpu => {
-            return Err(Failure::Usage(
-                "--backend gpu: not yet: the GPU backend has no decoding yet (use --backend cpu)"
-                    .into(),
-            ))
-        }
-    }
     let metric = DownstreamMetric::parse(&args.erag_metric).ok_or_else(|| {
         Failure::Usage(format!(
             "--erag-metric {:?}: expected substring, em or rouge_l",
@@ -159,7 +144,7 @@ fn run_inner(args: &Args) -> Result<(), Failure> {
         ragscope_infer::init_threads(n.max(1)).map_err(err)?;
     }
     let (g, src) = GgufFile::open(&args.model)?;
-    let model = Model::load(&g, &src)?;
+    let mut model = Model::load(&g, &src)?;
     let tokenizer = Tokenizer::from_gguf(&g)?;
     if tokenizer.n_vocab() != model.n_vocab() {
         return Err(err(format!(
@@ -169,6 +154,8 @@ fn run_inner(args: &Args) -> Result<(), Failure> {
             model.n_vocab()
         )));
     }
+    // The GPU backend decodes too (generate::greedy runs on it); no CPU fallback here.
+    super::utility_backend::attach(&mut model, args.backend, false).map_err(err)?;
     let prompt = match &args.prompt_template {
         Some(p) => PromptTemplate::from_json(&read_text(p)?, &p.display().to_string())?,
         None => PromptTemplate::default(),

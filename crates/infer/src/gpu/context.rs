@@ -15,6 +15,8 @@ const ROPE_WGSL: &str = include_str!("shaders/rope.wgsl");
 const ELEMENTWISE_WGSL: &str = include_str!("shaders/elementwise.wgsl");
 const ATTENTION_WGSL: &str = include_str!("shaders/attention.wgsl");
 const SOFTMAX_WGSL: &str = include_str!("shaders/softmax.wgsl");
+const DECODE_ATTENTION_WGSL: &str = include_str!("shaders/decode_attention.wgsl");
+const ARGMAX_WGSL: &str = include_str!("shaders/argmax.wgsl");
 
 /// What a binding is (explicit layouts: unused bindings still take a slot).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -40,7 +42,13 @@ pub(crate) struct Kernels {
     pub swiglu: Kernel,
     pub gather: Kernel,
     pub attention: Kernel,
+    /// The attention kernel for heads of 129 to 256 values.
+    pub attention_wide: Kernel,
     pub softmax: Kernel,
+    pub scatter: Kernel,
+    pub geglu: Kernel,
+    pub decode_attention: Kernel,
+    pub argmax: Kernel,
 }
 
 /// The adapter as reported to the user.
@@ -84,6 +92,10 @@ pub struct GpuContext {
     pub(crate) kernels: Kernels,
     pub(crate) limits: wgpu::Limits,
     pub summary: AdapterSummary,
+    /// The device was opened with timestamp queries (the matmul microbench times the GPU with
+    /// them when present; the bench is native only).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(crate) timestamps: bool,
     lost: Arc<AtomicBool>,
     error: Arc<Mutex<Option<String>>>,
     binding_cap: Option<u64>,
@@ -125,10 +137,15 @@ impl GpuContext {
         let adapter = Self::adapter().await?;
         let summary = summarize(&adapter);
         let limits = adapter.limits();
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("ragscope"),
-                required_features: wgpu::Features::empty(),
+                required_features: if timestamps {
+                    wgpu::Features::TIMESTAMP_QUERY
+                } else {
+                    wgpu::Features::empty()
+                },
                 required_limits: limits.clone(),
                 ..Default::default()
             })
@@ -153,6 +170,7 @@ impl GpuContext {
             kernels,
             limits,
             summary,
+            timestamps,
             lost,
             error,
             binding_cap: None,
@@ -296,6 +314,13 @@ pub fn matmul_source(ty: GgmlType) -> String {
     )
 }
 
+/// attention.wgsl for heads up to 256 values: 4-key tiles so K and V tiles still fit 1024 floats.
+fn attention_wide_source() -> String {
+    ATTENTION_WGSL
+        .replace("const MAX_HD: u32 = 128u;", "const MAX_HD: u32 = 256u;")
+        .replace("const KT: u32 = 8u;", "const KT: u32 = 4u;")
+}
+
 /// Every shader module's source with a label (compiled in Chrome by the wasm test too).
 pub fn all_shader_sources() -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = GPU_TYPES
@@ -306,7 +331,10 @@ pub fn all_shader_sources() -> Vec<(String, String)> {
     out.push(("rope".into(), ROPE_WGSL.into()));
     out.push(("elementwise".into(), ELEMENTWISE_WGSL.into()));
     out.push(("attention".into(), ATTENTION_WGSL.into()));
+    out.push(("attention_wide".into(), attention_wide_source()));
     out.push(("softmax".into(), SOFTMAX_WGSL.into()));
+    out.push(("decode_attention".into(), DECODE_ATTENTION_WGSL.into()));
+    out.push(("argmax".into(), ARGMAX_WGSL.into()));
     out
 }
 
@@ -332,7 +360,10 @@ impl Kernels {
         let rope = module("rope", ROPE_WGSL);
         let ew = module("elementwise", ELEMENTWISE_WGSL);
         let att = module("attention", ATTENTION_WGSL);
+        let att_wide = module("attention_wide", &attention_wide_source());
         let sm = module("softmax", SOFTMAX_WGSL);
+        let da = module("decode_attention", DECODE_ATTENTION_WGSL);
+        let am = module("argmax", ARGMAX_WGSL);
         let ew_slots = [Uniform, ReadWrite, Read, Read];
         let k = Kernels {
             matmul,
@@ -353,7 +384,22 @@ impl Kernels {
                 "main",
                 &[Uniform, Read, Read, Read, Read, ReadWrite],
             ),
+            attention_wide: kernel(
+                device,
+                &att_wide,
+                "main",
+                &[Uniform, Read, Read, Read, Read, ReadWrite],
+            ),
             softmax: kernel(device, &sm, "main", &[Uniform, Read, Read, ReadWrite]),
+            scatter: kernel(device, &ew, "scatter", &ew_slots),
+            geglu: kernel(device, &ew, "geglu", &ew_slots),
+            decode_attention: kernel(
+                device,
+                &da,
+                "main",
+                &[Uniform, Read, Read, Read, Read, ReadWrite],
+            ),
+            argmax: kernel(device, &am, "main", &[Uniform, Read, ReadWrite]),
         };
         if let Some(e) = scope.pop().await {
             return Err(GpuError::Device(format!("compiling the shaders: {e}")));

@@ -1,6 +1,16 @@
-//! The prefill forward pass on the GPU: the same steps as model/forward.rs (RMSNorm → Q/K/V
-//! (+bias) → RoPE → causal GQA attention → O → residual → RMSNorm → SwiGLU → residual; final
-//! norm and LM head at each prompt's last position), one submit per layer.
+//! The forward pass on the GPU: the same steps as model/forward.rs (RMSNorm → Q/K/V (+bias) →
+//! [Gemma 3: per-head Q/K norms] → RoPE → causal GQA attention (sliding window on Gemma 3's local
+//! layers) → O → [post-norm] → residual → RMSNorm → SwiGLU or GeGLU → [post-norm] → residual;
+//! final norm and LM head at each prompt's last position). A prefill is one submit per layer.
+//!
+//! Greedy decoding (`greedy`): the prompts of a group are prefilled together (the utility path's
+//! pass) while their keys and values are scattered into a GPU KV cache — one buffer per layer
+//! for K and one for V shared by the group, each prompt owning the rows for its prompt and its
+//! new tokens. Then each step is one submit for all running prompts: their new tokens go through
+//! every matmul as one small GEMM (M = prompts still running), each token attends to its own
+//! prompt's cache rows (decode_attention.wgsl), the LM head and the arg-max run on the GPU, and
+//! only the token ids are read back. Prompts leave the batch as they stop (EOS, stop string,
+//! max_new_tokens, context), with the CPU engine's rules (generate::Decoding).
 //!
 //! Weights are uploaded once per model (quantized, layout.rs); activation buffers, parameter
 //! buffers and the readback buffer are kept and reused across batches, and grown only when a
@@ -11,41 +21,53 @@
 use super::context::{GpuContext, Kernel, Slot};
 use super::error::GpuError;
 use super::layout::{repack_rows, row_words};
+use crate::generate::{Decoding, Generation, GreedyOptions};
 use crate::gguf::GgmlType;
 use crate::model::{Matrix, Model, ModelConfig, PrefillOutput, RopeLayout};
+use crate::tokenizer::Tokenizer;
 use std::sync::Mutex;
 use wgpu::util::DeviceExt;
 
 /// Architectures whose forward pass this engine reproduces.
-pub const GPU_ARCHS: &[&str] = &["llama", "qwen2", "smollm", "mistral"];
-/// Longest head the attention kernel keeps in registers (attention.wgsl MAX_HD).
-pub const MAX_HEAD_DIM: usize = 128;
+pub const GPU_ARCHS: &[&str] = &["llama", "qwen2", "smollm", "mistral", "gemma3"];
+/// Longest head the attention kernels keep in registers (attention.wgsl MAX_HD, 4 dimensions per
+/// thread in decode_attention.wgsl).
+pub const MAX_HEAD_DIM: usize = 256;
+/// Bytes the KV caches of one decoding group may take on the device (K and V of every layer);
+/// with the binding limit this bounds how many prompts decode together.
+pub const KV_CACHE_BUDGET: u64 = 1 << 30;
 /// Tokens per batch at most; bounds one layer's submit (a few hundred ms of GPU time for a
 /// 0.5B model on a mid-range GPU) so no submit approaches a driver's watchdog.
 pub const MAX_BATCH_TOKENS: usize = 2048;
 
-struct GpuMatrix {
-    ty: GgmlType,
-    rows: usize,
-    cols: usize,
-    row_words: usize,
+pub(super) struct GpuMatrix {
+    pub(super) ty: GgmlType,
+    pub(super) rows: usize,
+    pub(super) cols: usize,
+    pub(super) row_words: usize,
     /// (buffer, first row, rows): row chunks that each fit one binding.
-    chunks: Vec<(wgpu::Buffer, usize, usize)>,
+    pub(super) chunks: Vec<(wgpu::Buffer, usize, usize)>,
 }
 
-struct GpuLayer {
+pub(super) struct GpuLayer {
     attn_norm: wgpu::Buffer,
-    wq: GpuMatrix,
-    wk: GpuMatrix,
-    wv: GpuMatrix,
+    pub(super) wq: GpuMatrix,
+    pub(super) wk: GpuMatrix,
+    pub(super) wv: GpuMatrix,
     bq: Option<wgpu::Buffer>,
     bk: Option<wgpu::Buffer>,
     bv: Option<wgpu::Buffer>,
-    wo: GpuMatrix,
+    pub(super) wo: GpuMatrix,
     ffn_norm: wgpu::Buffer,
-    w_gate: GpuMatrix,
-    w_up: GpuMatrix,
-    w_down: GpuMatrix,
+    pub(super) w_gate: GpuMatrix,
+    pub(super) w_up: GpuMatrix,
+    pub(super) w_down: GpuMatrix,
+    q_norm: Option<wgpu::Buffer>,
+    k_norm: Option<wgpu::Buffer>,
+    post_attn_norm: Option<wgpu::Buffer>,
+    post_ffn_norm: Option<wgpu::Buffer>,
+    /// Gemma 3 local layer: sliding-window attention and the local RoPE tables.
+    local: bool,
 }
 
 struct Buffers {
@@ -62,8 +84,6 @@ struct Buffers {
     up: wgpu::Buffer,
     pos: wgpu::Buffer,
     start: wgpu::Buffer,
-    cos: wgpu::Buffer,
-    sin: wgpu::Buffer,
     last: wgpu::Buffer,
     xl: wgpu::Buffer,
     hl: wgpu::Buffer,
@@ -71,26 +91,97 @@ struct Buffers {
     targets: wgpu::Buffer,
     probs: wgpu::Buffer,
     staging: wgpu::Buffer,
+    /// Gemma 3: K before its per-head norm.
+    kt: wgpu::Buffer,
+    /// Decoding: each row's KV-cache row (scatter), its cache ranges (global and local layers),
+    /// the arg-max ids and their readback copy.
+    dst: wgpu::Buffer,
+    range_g: wgpu::Buffer,
+    range_l: wgpu::Buffer,
+    ids: wgpu::Buffer,
+    ids_staging: wgpu::Buffer,
+}
+
+/// RoPE tables for positions `0..cap` (global, and Gemma 3's local ones).
+struct Rope {
+    cap: usize,
+    cos: wgpu::Buffer,
+    sin: wgpu::Buffer,
+    cos_l: wgpu::Buffer,
+    sin_l: wgpu::Buffer,
+}
+
+/// The KV cache of a decoding group: per layer, `rows × kv_dim` keys and values.
+struct Cache {
+    rows: usize,
+    k: Vec<wgpu::Buffer>,
+    v: Vec<wgpu::Buffer>,
 }
 
 #[derive(Default)]
 struct Workspace {
     bufs: Option<Buffers>,
+    rope: Option<Rope>,
+    cache: Option<Cache>,
     params: Vec<wgpu::Buffer>,
     next_param: usize,
+}
+
+/// What one layer's attention reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// The batch's own packed prompts; `fill`: their keys and values also go into the KV cache.
+    Prefill { fill: bool },
+    /// One new token per running prompt against its cache rows.
+    Decode,
+}
+
+/// Time split of the last `greedy` call (natively; zero in the browser, which has no clock here).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DecodeStats {
+    /// Seconds in the prefills (KV caches filled, first token's arg-max read back).
+    pub prefill_seconds: f64,
+    /// Seconds in the decoding steps.
+    pub decode_seconds: f64,
+    /// Decoding steps run (one submit each, all running prompts together).
+    pub steps: usize,
+    /// Tokens fed through decoding steps (the sum of the running prompts over the steps).
+    pub decode_tokens: usize,
+    pub prefill_tokens: usize,
+}
+
+/// Wall clock natively; nothing in the browser.
+#[cfg(not(target_arch = "wasm32"))]
+fn clock() -> Option<std::time::Instant> {
+    Some(std::time::Instant::now())
+}
+#[cfg(target_arch = "wasm32")]
+fn clock() -> Option<u8> {
+    None
+}
+#[cfg(not(target_arch = "wasm32"))]
+fn since(t: Option<std::time::Instant>) -> f64 {
+    t.map_or(0.0, |t| t.elapsed().as_secs_f64())
+}
+#[cfg(target_arch = "wasm32")]
+fn since(_: Option<u8>) -> f64 {
+    0.0
 }
 
 /// A model's weights on one GPU device, ready for batched prefill.
 pub struct GpuModel {
     ctx: GpuContext,
     cfg: ModelConfig,
-    layers: Vec<GpuLayer>,
+    pub(super) layers: Vec<GpuLayer>,
     output_norm: wgpu::Buffer,
-    lm_head: GpuMatrix,
+    pub(super) lm_head: GpuMatrix,
+    stats: Mutex<DecodeStats>,
     work: Mutex<Workspace>,
     /// Tokens and prompts one batch may hold on this device.
     max_tok: usize,
     max_prompts: usize,
+    /// KV-cache rows (all prompts of a decoding group together) this device holds.
+    max_cache_rows: usize,
     uploaded_bytes: u64,
 }
 
@@ -163,11 +254,21 @@ impl GpuModel {
             let bq = l.bq.map(&mut vector);
             let bk = l.bk.map(&mut vector);
             let bv = l.bv.map(&mut vector);
-            mats.push((attn_norm, ffn_norm, bq, bk, bv));
+            let norms =
+                [l.q_norm, l.k_norm, l.post_attn_norm, l.post_ffn_norm].map(|n| n.map(&mut vector));
+            mats.push((attn_norm, ffn_norm, bq, bk, bv, norms));
         }
         let output_norm = vector(model.output_norm());
-        for (l, (attn_norm, ffn_norm, bq, bk, bv)) in views.iter().zip(mats) {
+        for (li, (l, (attn_norm, ffn_norm, bq, bk, bv, norms))) in
+            views.iter().zip(mats).enumerate()
+        {
+            let [q_norm, k_norm, post_attn_norm, post_ffn_norm] = norms;
             layers.push(GpuLayer {
+                q_norm,
+                k_norm,
+                post_attn_norm,
+                post_ffn_norm,
+                local: cfg.gemma.as_ref().is_some_and(|g| g.is_local(li)),
                 attn_norm,
                 wq: upload_matrix(&ctx, l.wq, &mut uploaded)?,
                 wk: upload_matrix(&ctx, l.wk, &mut uploaded)?,
@@ -189,6 +290,9 @@ impl GpuModel {
                 uploaded >> 20
             )));
         }
+        let kv_dim = (cfg.n_head_kv * cfg.head_dim).max(1);
+        let max_cache_rows = (max_binding / (4 * kv_dim))
+            .min((KV_CACHE_BUDGET / (8 * kv_dim as u64 * cfg.n_layer.max(1) as u64)) as usize);
         Ok(GpuModel {
             ctx,
             cfg,
@@ -196,8 +300,10 @@ impl GpuModel {
             output_norm,
             lm_head,
             work: Mutex::new(Workspace::default()),
+            stats: Mutex::new(DecodeStats::default()),
             max_tok,
             max_prompts,
+            max_cache_rows,
             uploaded_bytes: uploaded,
         })
     }
@@ -206,26 +312,68 @@ impl GpuModel {
         &self.ctx
     }
 
+    /// Where the last `greedy` call spent its time (natively).
+    pub fn last_decode_stats(&self) -> DecodeStats {
+        self.stats.lock().map(|s| *s).unwrap_or_default()
+    }
+
+    /// Keeps the decoding groups' KV caches within `rows` rows (tests of the grouping).
+    pub fn with_cache_rows(mut self, rows: usize) -> Self {
+        self.max_cache_rows = self.max_cache_rows.min(rows);
+        self
+    }
+
+    /// KV-cache rows one decoding group may use on this device.
+    pub fn max_cache_rows(&self) -> usize {
+        self.max_cache_rows
+    }
+
     /// Bytes of weights held on the device (quantized).
     pub fn uploaded_bytes(&self) -> u64 {
         self.uploaded_bytes
     }
 
     /// Bytes of every buffer this model holds on the device: the weights plus the batch
-    /// workspace (activations, RoPE tables, readback staging), which grows to the largest batch
+    /// workspace (activations, RoPE tables, the decoding KV cache, readback staging), which grows to the largest batch
     /// seen and is then reused. Uniform parameter buffers are left out (a few hundred bytes each).
     pub fn device_bytes(&self) -> u64 {
-        let workspace = self.work.try_lock().ok().and_then(|ws| {
-            ws.bufs.as_ref().map(|b| {
-                [
-                    &b.x, &b.h, &b.q, &b.k, &b.v, &b.attn, &b.o, &b.gate, &b.up, &b.pos, &b.start,
-                    &b.cos, &b.sin, &b.last, &b.xl, &b.hl, &b.logits, &b.targets, &b.probs,
+        let workspace = self.work.try_lock().ok().map(|ws| {
+            let mut bufs: Vec<&wgpu::Buffer> = Vec::new();
+            if let Some(b) = ws.bufs.as_ref() {
+                bufs.extend([
+                    &b.x,
+                    &b.h,
+                    &b.q,
+                    &b.k,
+                    &b.v,
+                    &b.attn,
+                    &b.o,
+                    &b.gate,
+                    &b.up,
+                    &b.pos,
+                    &b.start,
+                    &b.last,
+                    &b.xl,
+                    &b.hl,
+                    &b.logits,
+                    &b.targets,
+                    &b.probs,
                     &b.staging,
-                ]
-                .iter()
-                .map(|buf| buf.size())
-                .sum::<u64>()
-            })
+                    &b.kt,
+                    &b.dst,
+                    &b.range_g,
+                    &b.range_l,
+                    &b.ids,
+                    &b.ids_staging,
+                ]);
+            }
+            if let Some(r) = ws.rope.as_ref() {
+                bufs.extend([&r.cos, &r.sin, &r.cos_l, &r.sin_l]);
+            }
+            if let Some(c) = ws.cache.as_ref() {
+                bufs.extend(c.k.iter().chain(c.v.iter()));
+            }
+            bufs.iter().map(|buf| buf.size()).sum::<u64>()
         });
         self.uploaded_bytes + workspace.unwrap_or(0)
     }
@@ -331,7 +479,7 @@ impl GpuModel {
         Ok(out)
     }
 
-    fn ensure_buffers(&self, ws: &mut Workspace, n_tok: usize, n_prompts: usize, model: &Model) {
+    fn ensure_buffers(&self, ws: &mut Workspace, n_tok: usize, n_prompts: usize) {
         if let Some(b) = &ws.bufs {
             if b.cap_tok >= n_tok && b.cap_prompts >= n_prompts {
                 return;
@@ -355,14 +503,6 @@ impl GpuModel {
         let none = wgpu::BufferUsages::empty();
         let q_dim = c.n_head * c.head_dim;
         let kv_dim = c.n_head_kv * c.head_dim;
-        let half = c.n_rot / 2;
-        let (cos, sin) = model.rope_tables(cap_tok);
-        let cos_b = storage(cap_tok * half, none);
-        let sin_b = storage(cap_tok * half, none);
-        if half > 0 {
-            self.ctx.queue.write_buffer(&cos_b, 0, &f32_bytes(&cos));
-            self.ctx.queue.write_buffer(&sin_b, 0, &f32_bytes(&sin));
-        }
         ws.bufs = Some(Buffers {
             cap_tok,
             cap_prompts,
@@ -377,8 +517,6 @@ impl GpuModel {
             up: storage(cap_tok * c.n_ff, none),
             pos: storage(cap_tok, none),
             start: storage(cap_tok, none),
-            cos: cos_b,
-            sin: sin_b,
             last: storage(cap_prompts, none),
             xl: storage(cap_prompts * c.n_embd, none),
             hl: storage(cap_prompts * c.n_embd, none),
@@ -391,48 +529,150 @@ impl GpuModel {
                 usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                 mapped_at_creation: false,
             }),
+            kt: storage(
+                if c.gemma.is_some() {
+                    cap_tok * kv_dim
+                } else {
+                    1
+                },
+                none,
+            ),
+            dst: storage(cap_tok, none),
+            range_g: storage(2 * cap_tok, none),
+            range_l: storage(2 * cap_tok, none),
+            ids: storage(cap_prompts, wgpu::BufferUsages::COPY_SRC),
+            ids_staging: dev.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("token ids readback"),
+                size: (4 * cap_prompts) as u64,
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }),
         });
     }
 
-    // The workspace guard is held across the readback on purpose (see the comment inside).
-    #[allow(clippy::await_holding_lock)]
-    async fn run_batch(
+    /// RoPE tables covering positions `0..n_pos` (grown, never shrunk).
+    fn ensure_rope(&self, ws: &mut Workspace, n_pos: usize, model: &Model) {
+        if ws.rope.as_ref().is_some_and(|r| r.cap >= n_pos) {
+            return;
+        }
+        let cap = n_pos.next_power_of_two().max(n_pos);
+        let half = self.cfg.n_rot / 2;
+        // Created empty and written through the queue: on a lost device this records an error
+        // (reported after the batch) instead of panicking as a mapped-at-creation buffer would.
+        let upload = |v: &[f32]| {
+            let mut b = f32_bytes(v);
+            b.resize(b.len().max(4), 0);
+            let buf = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("rope"),
+                size: b.len() as u64,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            });
+            self.ctx.queue.write_buffer(&buf, 0, &b);
+            buf
+        };
+        let (cos, sin) = model.rope_tables(cap);
+        let (cos_l, sin_l) = model
+            .rope_tables_local(cap)
+            .unwrap_or_else(|| (vec![0.0; half.min(1)], vec![0.0; half.min(1)]));
+        ws.rope = Some(Rope {
+            cap,
+            cos: upload(&cos),
+            sin: upload(&sin),
+            cos_l: upload(&cos_l),
+            sin_l: upload(&sin_l),
+        });
+    }
+
+    /// KV-cache buffers of at least `rows` rows per layer (grown, never shrunk).
+    fn ensure_cache(&self, ws: &mut Workspace, rows: usize) {
+        if ws.cache.as_ref().is_some_and(|c| c.rows >= rows) {
+            return;
+        }
+        ws.cache = None;
+        let rows = rows.next_power_of_two().min(self.max_cache_rows).max(rows);
+        let kv_dim = self.cfg.n_head_kv * self.cfg.head_dim;
+        let make = || {
+            (0..self.layers.len())
+                .map(|_| {
+                    self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("kv cache"),
+                        size: (4 * rows * kv_dim).max(4) as u64,
+                        usage: wgpu::BufferUsages::STORAGE,
+                        mapped_at_creation: false,
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        ws.cache = Some(Cache {
+            rows,
+            k: make(),
+            v: make(),
+        });
+    }
+
+    /// The workspace, one batch at a time per model (its buffers are reused). A second concurrent
+    /// call (possible only from async code) gets an error instead of a deadlock.
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Workspace>, GpuError> {
+        match self.work.try_lock() {
+            Ok(ws) => Ok(ws),
+            Err(std::sync::TryLockError::WouldBlock) => Err(GpuError::Device(
+                "another batch is running on this model; run batches one after another".into(),
+            )),
+            Err(std::sync::TryLockError::Poisoned(_)) => {
+                Err(GpuError::Device("a previous batch panicked".into()))
+            }
+        }
+    }
+
+    /// Token embedding rows (a host lookup), scaled by √d for Gemma 3 as the CPU engine does.
+    fn embed(&self, model: &Model, tokens: impl Iterator<Item = u32>, out: &mut Vec<f32>) {
+        let d = self.cfg.n_embd;
+        out.clear();
+        for id in tokens {
+            let at = out.len();
+            out.resize(at + d, 0.0);
+            model
+                .token_embedding()
+                .dequantize_rows(id as usize, &mut out[at..at + d]);
+        }
+        if self.cfg.gemma.is_some() {
+            let scale = (d as f32).sqrt();
+            for v in out.iter_mut() {
+                *v *= scale;
+            }
+        }
+    }
+
+    /// Writes a prefill batch's inputs and submits its layers (one submit each). With `bases`,
+    /// prompt i's keys and values also go to KV-cache rows `bases[i]..`.
+    fn prefill_layers(
         &self,
+        ws: &mut Workspace,
         model: &Model,
         prompts: &[&[u32]],
-        targets: Option<&[u32]>,
-    ) -> Result<Vec<Vec<f32>>, GpuError> {
-        let c = &self.cfg;
-        let d = c.n_embd;
+        bases: Option<&[usize]>,
+        rope_pos: usize,
+    ) -> Result<(), GpuError> {
         let n_tok: usize = prompts.iter().map(|p| p.len()).sum();
-        let n_p = prompts.len();
-        // One batch at a time per model: the workspace buffers are reused. A second concurrent
-        // call (possible only from async code) gets an error instead of a deadlock.
-        let mut ws = match self.work.try_lock() {
-            Ok(ws) => ws,
-            Err(std::sync::TryLockError::WouldBlock) => {
-                return Err(GpuError::Device(
-                    "another batch is running on this model; run batches one after another".into(),
-                ))
-            }
-            Err(std::sync::TryLockError::Poisoned(_)) => {
-                return Err(GpuError::Device("a previous batch panicked".into()))
-            }
-        };
-        self.ensure_buffers(&mut ws, n_tok, n_p, model);
-        ws.next_param = 0;
-
-        // Host side: embedding rows (a lookup), positions, prompt starts, last rows.
-        let mut x = vec![0f32; n_tok * d];
-        let (mut pos, mut start, mut last) = (Vec::new(), Vec::new(), Vec::new());
+        self.ensure_buffers(ws, n_tok, prompts.len());
+        self.ensure_rope(ws, rope_pos, model);
+        let mut x = Vec::new();
+        self.embed(
+            model,
+            prompts.iter().flat_map(|p| p.iter().copied()),
+            &mut x,
+        );
+        let (mut pos, mut start, mut last, mut dst) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut t = 0;
-        for p in prompts {
-            for (i, &id) in p.iter().enumerate() {
-                model
-                    .token_embedding()
-                    .dequantize_rows(id as usize, &mut x[(t + i) * d..(t + i + 1) * d]);
+        for (s, p) in prompts.iter().enumerate() {
+            for i in 0..p.len() {
                 pos.push(i as u32);
                 start.push(t as u32);
+                if let Some(b) = bases {
+                    dst.push((b[s] + i) as u32);
+                }
             }
             t += p.len();
             last.push((t - 1) as u32);
@@ -447,17 +687,40 @@ impl GpuModel {
             q.write_buffer(&b.pos, 0, &u32_bytes(&pos));
             q.write_buffer(&b.start, 0, &u32_bytes(&start));
             q.write_buffer(&b.last, 0, &u32_bytes(&last));
-            if let Some(t) = targets {
-                q.write_buffer(&b.targets, 0, &u32_bytes(t));
+            if !dst.is_empty() {
+                q.write_buffer(&b.dst, 0, &u32_bytes(&dst));
             }
         }
-        for layer in &self.layers {
+        let mode = Pass::Prefill {
+            fill: bases.is_some(),
+        };
+        for li in 0..self.layers.len() {
             let mut enc = self.ctx.device.create_command_encoder(&Default::default());
             {
                 let mut pass = enc.begin_compute_pass(&Default::default());
-                self.encode_layer(&mut ws, &mut pass, layer, n_tok);
+                self.encode_layer(ws, &mut pass, li, n_tok, mode);
             }
             self.ctx.queue.submit([enc.finish()]);
+        }
+        Ok(())
+    }
+
+    // The workspace guard is held across the readback on purpose (one batch at a time).
+    #[allow(clippy::await_holding_lock)]
+    async fn run_batch(
+        &self,
+        model: &Model,
+        prompts: &[&[u32]],
+        targets: Option<&[u32]>,
+    ) -> Result<Vec<Vec<f32>>, GpuError> {
+        let c = &self.cfg;
+        let n_p = prompts.len();
+        let mut ws = self.lock()?;
+        ws.next_param = 0;
+        let longest = prompts.iter().map(|p| p.len()).max().unwrap_or(1);
+        self.prefill_layers(&mut ws, model, prompts, None, longest)?;
+        if let (Some(t), Some(b)) = (targets, ws.bufs.as_ref()) {
+            self.ctx.queue.write_buffer(&b.targets, 0, &u32_bytes(t));
         }
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         {
@@ -486,6 +749,201 @@ impl GpuModel {
             return Err(e);
         }
         Ok(flat.chunks_exact(width).map(|r| r.to_vec()).collect())
+    }
+
+    /// Natively: `greedy` blocking on the GPU.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn greedy_blocking(
+        &self,
+        model: &Model,
+        tokenizer: &Tokenizer,
+        prompts: &[&[u32]],
+        options: &GreedyOptions,
+    ) -> Result<Vec<Generation>, GpuError> {
+        pollster::block_on(self.greedy(model, tokenizer, prompts, options))
+    }
+
+    /// Greedy answers, token for token the CPU engine's (generate::greedy_cpu). The prompts
+    /// (validated by the caller, as for `prefill`) are split into groups whose tokens fit one
+    /// prefill batch and whose KV caches fit the device; each group decodes to the end.
+    pub async fn greedy(
+        &self,
+        model: &Model,
+        tokenizer: &Tokenizer,
+        prompts: &[&[u32]],
+        options: &GreedyOptions,
+    ) -> Result<Vec<Generation>, GpuError> {
+        let context = self.cfg.context_length;
+        let rows = |p: &[u32]| (p.len() + options.max_new_tokens).min(context).max(p.len());
+        for (i, p) in prompts.iter().enumerate() {
+            if p.len() > self.max_tok || rows(p) > self.max_cache_rows {
+                return Err(GpuError::TooLarge(format!(
+                    "prompt {i} has {} tokens (+{} new); one GPU batch holds at most {} tokens and {} KV-cache rows on this device",
+                    p.len(),
+                    options.max_new_tokens,
+                    self.max_tok,
+                    self.max_cache_rows
+                )));
+            }
+        }
+        if let Ok(mut s) = self.stats.lock() {
+            *s = DecodeStats::default();
+        }
+        let mut out = Vec::with_capacity(prompts.len());
+        let mut i = 0;
+        while i < prompts.len() {
+            let (mut n_tok, mut n_rows, mut j) = (0, 0, i);
+            while j < prompts.len()
+                && j - i < self.max_prompts
+                && n_tok + prompts[j].len() <= self.max_tok
+                && n_rows + rows(prompts[j]) <= self.max_cache_rows
+            {
+                n_tok += prompts[j].len();
+                n_rows += rows(prompts[j]);
+                j += 1;
+            }
+            out.extend(
+                self.greedy_group(model, tokenizer, &prompts[i..j], options)
+                    .await?,
+            );
+            i = j;
+        }
+        Ok(out)
+    }
+
+    // The workspace guard is held across the readbacks on purpose (one batch at a time).
+    #[allow(clippy::await_holding_lock)]
+    async fn greedy_group(
+        &self,
+        model: &Model,
+        tokenizer: &Tokenizer,
+        prompts: &[&[u32]],
+        options: &GreedyOptions,
+    ) -> Result<Vec<Generation>, GpuError> {
+        let c = &self.cfg;
+        let context = c.context_length;
+        let n_p = prompts.len();
+        let mut bases = Vec::with_capacity(n_p);
+        let mut total = 0;
+        let mut widest = 1;
+        for p in prompts {
+            let rows = (p.len() + options.max_new_tokens).min(context).max(p.len());
+            bases.push(total);
+            total += rows;
+            widest = widest.max(rows);
+        }
+        let mut ws = self.lock()?;
+        ws.next_param = 0;
+        let t0 = clock();
+        self.ensure_cache(&mut ws, total);
+        self.prefill_layers(&mut ws, model, prompts, Some(&bases), widest)?;
+        let mut ids = self.head_argmax(&mut ws, n_p).await?;
+        let prefill_seconds = since(t0);
+        let t1 = clock();
+        let (mut steps, mut fed) = (0, 0);
+        let mut dec = Decoding::new(tokenizer, options, context, n_p);
+        let mut lens: Vec<usize> = prompts.iter().map(|p| p.len()).collect();
+        let mut active: Vec<usize> = (0..n_p).collect();
+        let window = c.gemma.as_ref().and_then(|g| g.sliding_window);
+        let mut x = Vec::new();
+        loop {
+            let (still, next) = dec.accept(&active, &ids, |s| lens[s]);
+            if still.is_empty() {
+                break;
+            }
+            let n = still.len();
+            ws.next_param = 0;
+            self.embed(model, next.iter().copied(), &mut x);
+            let (mut pos, mut dst, mut rg, mut rl) = (
+                Vec::with_capacity(n),
+                Vec::with_capacity(n),
+                Vec::with_capacity(2 * n),
+                Vec::with_capacity(2 * n),
+            );
+            for &s in &still {
+                let (base, p) = (bases[s], lens[s]);
+                pos.push(p as u32);
+                dst.push((base + p) as u32);
+                rg.extend([base as u32, (base + p) as u32]);
+                let lo = window.map_or(0, |w| (p + 1).saturating_sub(w));
+                rl.extend([(base + lo) as u32, (base + p) as u32]);
+            }
+            let last: Vec<u32> = (0..n as u32).collect();
+            {
+                let b = ws
+                    .bufs
+                    .as_ref()
+                    .ok_or_else(|| GpuError::Device("no buffers".into()))?;
+                let q = &self.ctx.queue;
+                q.write_buffer(&b.x, 0, &f32_bytes(&x));
+                q.write_buffer(&b.pos, 0, &u32_bytes(&pos));
+                q.write_buffer(&b.dst, 0, &u32_bytes(&dst));
+                q.write_buffer(&b.range_g, 0, &u32_bytes(&rg));
+                q.write_buffer(&b.range_l, 0, &u32_bytes(&rl));
+                q.write_buffer(&b.last, 0, &u32_bytes(&last));
+            }
+            let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+            {
+                let mut pass = enc.begin_compute_pass(&Default::default());
+                for li in 0..self.layers.len() {
+                    self.encode_layer(&mut ws, &mut pass, li, n, Pass::Decode);
+                }
+            }
+            self.ctx.queue.submit([enc.finish()]);
+            ids = self.head_argmax(&mut ws, n).await?;
+            for &s in &still {
+                lens[s] += 1;
+            }
+            steps += 1;
+            fed += n;
+            active = still;
+        }
+        if let Ok(mut s) = self.stats.lock() {
+            s.prefill_seconds += prefill_seconds;
+            s.decode_seconds += since(t1);
+            s.steps += steps;
+            s.decode_tokens += fed;
+            s.prefill_tokens += prompts.iter().map(|p| p.len()).sum::<usize>();
+        }
+        Ok(dec.finish())
+    }
+
+    /// Final norm, LM head and arg-max of `n_p` rows (the `last` buffer's); reads back the ids.
+    async fn head_argmax(&self, ws: &mut Workspace, n_p: usize) -> Result<Vec<u32>, GpuError> {
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&Default::default());
+            self.encode_head(ws, &mut pass, n_p);
+            if let Some(b) = ws.bufs.as_ref().map(BufRefs::of) {
+                let words = [n_p as u32, self.cfg.n_vocab as u32];
+                let k = &self.ctx.kernels.argmax;
+                self.op(
+                    ws,
+                    &mut pass,
+                    k,
+                    &words,
+                    &[&b.logits, &b.ids],
+                    (n_p as u32, 1),
+                );
+            }
+        }
+        let b = ws
+            .bufs
+            .as_ref()
+            .ok_or_else(|| GpuError::Device("no buffers".into()))?;
+        let bytes = (4 * n_p) as u64;
+        enc.copy_buffer_to_buffer(&b.ids, 0, &b.ids_staging, 0, bytes);
+        self.ctx.queue.submit([enc.finish()]);
+        let ids = super::readback::read_u32(&self.ctx, &b.ids_staging, bytes).await?;
+        if let Some(e) = self.ctx.take_failure() {
+            return Err(e);
+        }
+        if let Some(&bad) = ids.iter().find(|&&t| t as usize >= self.cfg.n_vocab) {
+            return Err(GpuError::Device(format!(
+                "the GPU arg-max returned token {bad}"
+            )));
+        }
+        Ok(ids)
     }
 
     /// Records one dispatch: `words` are the kernel's uniform parameters.
@@ -581,6 +1039,7 @@ impl GpuModel {
         );
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn rms_norm(
         &self,
         ws: &mut Workspace,
@@ -589,14 +1048,10 @@ impl GpuModel {
         w: &wgpu::Buffer,
         y: &wgpu::Buffer,
         rows: usize,
+        dim: usize,
     ) {
         let (gx, gy) = grid(rows);
-        let words = [
-            rows as u32,
-            self.cfg.n_embd as u32,
-            self.cfg.rms_eps.to_bits(),
-            gx,
-        ];
+        let words = [rows as u32, dim as u32, self.cfg.rms_eps.to_bits(), gx];
         self.op(
             ws,
             pass,
@@ -611,31 +1066,53 @@ impl GpuModel {
         &self,
         ws: &mut Workspace,
         pass: &mut wgpu::ComputePass<'_>,
-        l: &GpuLayer,
+        li: usize,
         n_tok: usize,
+        mode: Pass,
     ) {
         let c = &self.cfg;
+        let l = &self.layers[li];
         let kn = &self.ctx.kernels;
         // Buffers are cloned handles (cheap refcounts) so `ws` can be borrowed mutably below.
-        let b = match &ws.bufs {
-            Some(b) => BufRefs::of(b),
-            None => return,
+        let (Some(b), Some(rope)) = (ws.bufs.as_ref().map(BufRefs::of), ws.rope.as_ref()) else {
+            return;
+        };
+        let (cos, sin) = if l.local {
+            (rope.cos_l.clone(), rope.sin_l.clone())
+        } else {
+            (rope.cos.clone(), rope.sin.clone())
+        };
+        let cache = match (mode, ws.cache.as_ref()) {
+            (Pass::Prefill { fill: false }, _) => None,
+            (_, Some(cache)) => Some((cache.k[li].clone(), cache.v[li].clone())),
+            (_, None) => return,
         };
         let (d, hd) = (c.n_embd, c.head_dim);
         let q_dim = c.n_head * hd;
         let kv_dim = c.n_head_kv * hd;
-        self.rms_norm(ws, pass, &b.x, &l.attn_norm, &b.h, n_tok);
-        self.matmul(ws, pass, &l.wq, &b.h, &b.q, n_tok);
-        self.matmul(ws, pass, &l.wk, &b.h, &b.k, n_tok);
+        let gemma = l.q_norm.is_some();
+        self.rms_norm(ws, pass, &b.x, &l.attn_norm, &b.h, n_tok, d);
+        // Gemma 3 norms Q and K per head after the projections: they land in scratch buffers first.
+        let (raw_q, raw_k) = if gemma {
+            (&b.attn, &b.kt)
+        } else {
+            (&b.q, &b.k)
+        };
+        self.matmul(ws, pass, &l.wq, &b.h, raw_q, n_tok);
+        self.matmul(ws, pass, &l.wk, &b.h, raw_k, n_tok);
         self.matmul(ws, pass, &l.wv, &b.h, &b.v, n_tok);
         for (bias, y, dim) in [
-            (&l.bq, &b.q, q_dim),
-            (&l.bk, &b.k, kv_dim),
+            (&l.bq, raw_q, q_dim),
+            (&l.bk, raw_k, kv_dim),
             (&l.bv, &b.v, kv_dim),
         ] {
             if let Some(bias) = bias {
                 self.elementwise(ws, pass, &kn.bias, n_tok * dim, dim, y, bias, &b.pos);
             }
+        }
+        if let (Some(qn), Some(kn_w)) = (&l.q_norm, &l.k_norm) {
+            self.rms_norm(ws, pass, &b.attn, qn, &b.q, n_tok * c.n_head, hd);
+            self.rms_norm(ws, pass, &b.kt, kn_w, &b.k, n_tok * c.n_head_kv, hd);
         }
         let half = c.n_rot / 2;
         let neox = u32::from(c.rope_layout == RopeLayout::NeoX);
@@ -658,12 +1135,34 @@ impl GpuModel {
                 pass,
                 &kn.rope,
                 &words,
-                &[y, &b.pos, &b.cos, &b.sin],
+                &[y, &b.pos, &cos, &sin],
                 (gx, gy),
             );
         }
-        let scale = 1.0 / (hd as f32).sqrt();
-        let words = [
+        if let Some((kc, vc)) = &cache {
+            for (src, dst) in [(&b.k, kc), (&b.v, vc)] {
+                self.elementwise(
+                    ws,
+                    pass,
+                    &kn.scatter,
+                    n_tok * kv_dim,
+                    kv_dim,
+                    dst,
+                    src,
+                    &b.dst,
+                );
+            }
+        }
+        let scale = c
+            .gemma
+            .as_ref()
+            .map_or(1.0 / (hd as f32).sqrt(), |g| g.attn_scale);
+        let window = if l.local {
+            c.gemma.as_ref().and_then(|g| g.sliding_window).unwrap_or(0)
+        } else {
+            0
+        };
+        let geometry = [
             n_tok as u32,
             c.n_head as u32,
             hd as u32,
@@ -672,24 +1171,61 @@ impl GpuModel {
             (c.n_head / c.n_head_kv) as u32,
             scale.to_bits(),
         ];
-        let groups = (n_tok.div_ceil(64) as u32, c.n_head as u32);
-        self.op(
-            ws,
-            pass,
-            &kn.attention,
-            &words,
-            &[&b.q, &b.k, &b.v, &b.start, &b.attn],
-            groups,
-        );
+        match (mode, &cache) {
+            (Pass::Decode, Some((kc, vc))) => {
+                let range = if l.local { &b.range_l } else { &b.range_g };
+                self.op(
+                    ws,
+                    pass,
+                    &kn.decode_attention,
+                    &geometry,
+                    &[&b.q, kc, vc, range, &b.attn],
+                    (n_tok as u32, c.n_head as u32),
+                );
+            }
+            _ => {
+                let mut words = geometry.to_vec();
+                words.push(window as u32);
+                let groups = (n_tok.div_ceil(64) as u32, c.n_head as u32);
+                let k = if hd > 128 {
+                    &kn.attention_wide
+                } else {
+                    &kn.attention
+                };
+                self.op(
+                    ws,
+                    pass,
+                    k,
+                    &words,
+                    &[&b.q, &b.k, &b.v, &b.start, &b.attn],
+                    groups,
+                );
+            }
+        }
         self.matmul(ws, pass, &l.wo, &b.attn, &b.o, n_tok);
-        self.elementwise(ws, pass, &kn.residual, n_tok * d, d, &b.x, &b.o, &b.pos);
-        self.rms_norm(ws, pass, &b.x, &l.ffn_norm, &b.h, n_tok);
+        let mut add = &b.o;
+        if let Some(w) = &l.post_attn_norm {
+            self.rms_norm(ws, pass, &b.o, w, &b.h, n_tok, d);
+            add = &b.h;
+        }
+        self.elementwise(ws, pass, &kn.residual, n_tok * d, d, &b.x, add, &b.pos);
+        self.rms_norm(ws, pass, &b.x, &l.ffn_norm, &b.h, n_tok, d);
         self.matmul(ws, pass, &l.w_gate, &b.h, &b.gate, n_tok);
         self.matmul(ws, pass, &l.w_up, &b.h, &b.up, n_tok);
         let ff = c.n_ff;
-        self.elementwise(ws, pass, &kn.swiglu, n_tok * ff, ff, &b.gate, &b.up, &b.pos);
+        let act = if c.gemma.is_some() {
+            &kn.geglu
+        } else {
+            &kn.swiglu
+        };
+        self.elementwise(ws, pass, act, n_tok * ff, ff, &b.gate, &b.up, &b.pos);
         self.matmul(ws, pass, &l.w_down, &b.gate, &b.o, n_tok);
-        self.elementwise(ws, pass, &kn.residual, n_tok * d, d, &b.x, &b.o, &b.pos);
+        let mut add = &b.o;
+        if let Some(w) = &l.post_ffn_norm {
+            self.rms_norm(ws, pass, &b.o, w, &b.h, n_tok, d);
+            add = &b.h;
+        }
+        self.elementwise(ws, pass, &kn.residual, n_tok * d, d, &b.x, add, &b.pos);
     }
 
     fn encode_head(&self, ws: &mut Workspace, pass: &mut wgpu::ComputePass<'_>, n_p: usize) {
@@ -700,7 +1236,7 @@ impl GpuModel {
         };
         let kn = &self.ctx.kernels;
         self.elementwise(ws, pass, &kn.gather, n_p * d, d, &b.xl, &b.x, &b.last);
-        self.rms_norm(ws, pass, &b.xl, &self.output_norm, &b.hl, n_p);
+        self.rms_norm(ws, pass, &b.xl, &self.output_norm, &b.hl, n_p, d);
         self.matmul(ws, pass, &self.lm_head, &b.hl, &b.logits, n_p);
     }
 }
@@ -718,14 +1254,17 @@ struct BufRefs {
     up: wgpu::Buffer,
     pos: wgpu::Buffer,
     start: wgpu::Buffer,
-    cos: wgpu::Buffer,
-    sin: wgpu::Buffer,
     last: wgpu::Buffer,
     xl: wgpu::Buffer,
     hl: wgpu::Buffer,
     logits: wgpu::Buffer,
     targets: wgpu::Buffer,
     probs: wgpu::Buffer,
+    kt: wgpu::Buffer,
+    dst: wgpu::Buffer,
+    range_g: wgpu::Buffer,
+    range_l: wgpu::Buffer,
+    ids: wgpu::Buffer,
 }
 
 impl BufRefs {
@@ -742,14 +1281,17 @@ impl BufRefs {
             up: b.up.clone(),
             pos: b.pos.clone(),
             start: b.start.clone(),
-            cos: b.cos.clone(),
-            sin: b.sin.clone(),
             last: b.last.clone(),
             xl: b.xl.clone(),
             hl: b.hl.clone(),
             logits: b.logits.clone(),
             targets: b.targets.clone(),
             probs: b.probs.clone(),
+            kt: b.kt.clone(),
+            dst: b.dst.clone(),
+            range_g: b.range_g.clone(),
+            range_l: b.range_l.clone(),
+            ids: b.ids.clone(),
         }
     }
 }

@@ -8,6 +8,8 @@
 //!   RMSNorm, RoPE (normal/NeoX, the CPU's tables: Llama-3 frequency factors included), causal
 //!   grouped-query attention over packed variable-length prompts (online softmax over key
 //!   tiles: memory linear in the prompt), SwiGLU, bias and residual adds, last-row gather.
+//! * Greedy decoding (engine.rs `greedy`): a KV cache on the device filled by the prefill, then
+//!   decoding steps batched over the running prompts, arg-max on the GPU.
 //! * f32 storage and accumulation everywhere; no shader-f16, no subgroups (the browser cannot
 //!   request them through wgpu), so one code path runs on every adapter.
 //! * The device is opened with the adapter's real limits; batches, the LM head's vocabulary
@@ -16,6 +18,8 @@
 // Model::prefill's synchronous hook: native only (the browser awaits GpuModel::prefill).
 #[cfg(not(target_arch = "wasm32"))]
 mod backend;
+#[cfg(not(target_arch = "wasm32"))]
+mod bench;
 mod context;
 mod engine;
 mod error;
@@ -28,6 +32,8 @@ mod tests;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::{GpuBackend, GpuPolicy};
+#[cfg(not(target_arch = "wasm32"))]
+pub use bench::MatmulTiming;
 pub use context::{all_shader_sources, matmul_source, AdapterSummary, GpuContext};
-pub use engine::{GpuModel, GPU_ARCHS, MAX_BATCH_TOKENS, MAX_HEAD_DIM};
+pub use engine::{DecodeStats, GpuModel, GPU_ARCHS, MAX_BATCH_TOKENS, MAX_HEAD_DIM};
 pub use error::GpuError;

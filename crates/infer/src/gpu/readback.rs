@@ -9,6 +9,18 @@ pub(crate) async fn read_f32(
     buf: &wgpu::Buffer,
     bytes: u64,
 ) -> Result<Vec<f32>, GpuError> {
+    Ok(read_u32(ctx, buf, bytes)
+        .await?
+        .into_iter()
+        .map(f32::from_bits)
+        .collect())
+}
+
+pub(crate) async fn read_u32(
+    ctx: &GpuContext,
+    buf: &wgpu::Buffer,
+    bytes: u64,
+) -> Result<Vec<u32>, GpuError> {
     let (tx, rx) = futures_channel::oneshot::channel();
     buf.map_async(wgpu::MapMode::Read, 0..bytes, move |r| {
         let _ = tx.send(r);
@@ -34,7 +46,7 @@ pub(crate) async fn read_f32(
             .get_mapped_range(0..bytes)
             .map_err(|e| GpuError::Device(format!("reading the results: {e}")))?;
         view.chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect()
     };
     buf.unmap();

@@ -298,11 +298,15 @@ fn rope_matches_twin_in_both_layouts() {
 fn attention_matches_twin_on_packed_prompts() {
     let Some(ctx) = context() else { return };
     let mut rng = Rng(17);
-    // Prompt lengths straddle the 64-token workgroups and the 8-key tiles.
-    for (lens, n_head, n_kv, hd) in [
-        (vec![1usize, 70, 5, 3], 4usize, 2usize, 24usize),
-        (vec![9, 130], 2, 1, 64),
-        (vec![3, 2], 3, 3, 128),
+    // Prompt lengths straddle the 64-token workgroups and the 8-key tiles (4 keys for 256-wide
+    // heads); a sliding window (Gemma 3's local layers) shorter than some prompts.
+    for (lens, n_head, n_kv, hd, window) in [
+        (vec![1usize, 70, 5, 3], 4usize, 2usize, 24usize, 0usize),
+        (vec![9, 130], 2, 1, 64, 0),
+        (vec![3, 2], 3, 3, 128, 0),
+        (vec![40, 7, 75], 2, 1, 40, 13),
+        (vec![11, 6], 2, 1, 256, 5),
+        (vec![20, 3], 2, 2, 136, 0),
     ] {
         let n_tok: usize = lens.iter().sum();
         let mut start = Vec::new();
@@ -315,8 +319,8 @@ fn attention_matches_twin_on_packed_prompts() {
         let q: Vec<f32> = rng.vec(n_tok * q_dim).iter().map(|v| v * 2.0).collect();
         let k: Vec<f32> = rng.vec(n_tok * kv_dim).iter().map(|v| v * 2.0).collect();
         let v = rng.vec(n_tok * kv_dim);
-        let want = twin::attention(&q, &k, &v, &start, n_head, n_kv, hd);
         let scale = 1.0 / (hd as f32).sqrt();
+        let want = twin::attention(&q, &k, &v, &start, n_head, n_kv, hd, scale, window);
         let words = [
             n_tok as u32,
             n_head as u32,
@@ -325,10 +329,16 @@ fn attention_matches_twin_on_packed_prompts() {
             kv_dim as u32,
             (n_head / n_kv) as u32,
             scale.to_bits(),
+            window as u32,
         ];
+        let kernel = if hd > 128 {
+            &ctx.kernels.attention_wide
+        } else {
+            &ctx.kernels.attention
+        };
         let got = run(
             ctx,
-            &ctx.kernels.attention,
+            kernel,
             &words,
             &[
                 bytes_f32(&q),
@@ -341,7 +351,7 @@ fn attention_matches_twin_on_packed_prompts() {
             (n_tok.div_ceil(64) as u32, n_head as u32),
         );
         assert_close(
-            &format!("attention {lens:?} h{n_head}/{n_kv} d{hd}"),
+            &format!("attention {lens:?} h{n_head}/{n_kv} d{hd} window {window}"),
             &got,
             &want,
             1e-5,
@@ -422,4 +432,148 @@ fn softmax_pick_matches_twin() {
             assert!(rel <= 1e-5, "softmax {rows}x{cols} row {i}: {g} vs {w}");
         }
     }
+}
+
+#[test]
+fn decode_attention_matches_twin() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(23);
+    // Cache ranges shorter and longer than the 64-key tiles, one of a single key, windowed ones
+    // starting inside a prompt's rows; heads of 24, 100 and 256 values (1, 2 and 4 per thread).
+    for (ranges, n_head, n_kv, hd) in [
+        (
+            vec![(0u32, 0u32), (5, 74), (80, 209), (210, 212)],
+            4usize,
+            2usize,
+            24usize,
+        ),
+        (vec![(3, 150), (151, 151)], 2, 1, 100),
+        (vec![(0, 64), (70, 77)], 2, 2, 256),
+    ] {
+        let rows = ranges.iter().map(|r| r.1 as usize + 1).max().unwrap_or(1) + 3;
+        let n_q = ranges.len();
+        let (q_dim, kv_dim) = (n_head * hd, n_kv * hd);
+        let q: Vec<f32> = rng.vec(n_q * q_dim).iter().map(|v| v * 2.0).collect();
+        let k: Vec<f32> = rng.vec(rows * kv_dim).iter().map(|v| v * 2.0).collect();
+        let v = rng.vec(rows * kv_dim);
+        let range: Vec<u32> = ranges.iter().flat_map(|&(a, b)| [a, b]).collect();
+        let scale = 0.7 / (hd as f32).sqrt();
+        let want = twin::decode_attention(&q, &k, &v, &range, n_head, n_kv, hd, scale);
+        let words = [
+            n_q as u32,
+            n_head as u32,
+            hd as u32,
+            q_dim as u32,
+            kv_dim as u32,
+            (n_head / n_kv) as u32,
+            scale.to_bits(),
+        ];
+        let got = run(
+            ctx,
+            &ctx.kernels.decode_attention,
+            &words,
+            &[
+                bytes_f32(&q),
+                bytes_f32(&k),
+                bytes_f32(&v),
+                bytes_u32(&range),
+                bytes_f32(&vec![0.0; n_q * q_dim]),
+            ],
+            4,
+            (n_q as u32, n_head as u32),
+        );
+        assert_close(
+            &format!("decode attention {ranges:?} h{n_head}/{n_kv} d{hd}"),
+            &got,
+            &want,
+            2e-5,
+        );
+    }
+}
+
+#[test]
+fn argmax_matches_twin_first_on_ties() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(29);
+    for (rows, cols) in [(3usize, 1000usize), (2, 37), (1, 1), (4, 70)] {
+        let mut x = rng.vec(rows * cols);
+        // Ties: the row maximum copied to a later column (the first must win) in two rows.
+        for r in 0..rows.min(2) {
+            let row = &mut x[r * cols..(r + 1) * cols];
+            let best = crate::generate::argmax(row) as usize;
+            row[cols - 1] = row[best];
+            row[cols / 2] = row[best];
+        }
+        let want = twin::argmax_rows(&x, cols);
+        let words = [rows as u32, cols as u32];
+        let got = run(
+            ctx,
+            &ctx.kernels.argmax,
+            &words,
+            &[bytes_f32(&x), bytes_u32(&vec![0; rows])],
+            1,
+            (rows as u32, 1),
+        );
+        let got: Vec<u32> = got.iter().take(rows).map(|v| v.to_bits()).collect();
+        assert_eq!(got, want, "argmax {rows}x{cols}");
+    }
+}
+
+#[test]
+fn scatter_and_geglu_match_twins() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(31);
+    let (n, dim, rows_total) = (5usize, 67usize, 12usize);
+    let a = rng.vec(n * dim);
+    let y = rng.vec(rows_total * dim);
+    let dst = [7u32, 0, 11, 3, 4];
+    let want = twin::scatter_rows(&y, &a, dim, &dst);
+    let (gx, gy) = (((n * dim).div_ceil(64)) as u32, 1);
+    let got = run(
+        ctx,
+        &ctx.kernels.scatter,
+        &[(n * dim) as u32, dim as u32, gx],
+        &[bytes_f32(&y), bytes_f32(&a), bytes_u32(&dst)],
+        0,
+        (gx, gy),
+    );
+    assert_eq!(&got[..want.len()], &want[..], "scatter");
+    // GeGLU over values spanning the clamps (|x| >= 10), f16 subnormals and normal values.
+    let len = 1000;
+    let mut gate: Vec<f32> = rng.vec(len).iter().map(|v| v * 12.0).collect();
+    gate[0] = 3.0e-6;
+    gate[1] = -4.5e-7;
+    gate[2] = 10.0;
+    gate[3] = -10.0;
+    let up = rng.vec(len);
+    let want = twin::geglu(&gate, &up);
+    let gx = len.div_ceil(64) as u32;
+    let got = run(
+        ctx,
+        &ctx.kernels.geglu,
+        &[len as u32, len as u32, gx],
+        &[bytes_f32(&gate), bytes_f32(&up), bytes_u32(&[0])],
+        0,
+        (gx, 1),
+    );
+    // The f16 roundings make values equal; a tanh a few ulp off may flip a rounding by one f16
+    // step (2^-11 relative) now and then, nothing more.
+    let mut flips = 0;
+    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        let d = (g - w).abs();
+        if d > 0.0 {
+            // Below -3, 1 + tanh(z) cancels in f32 (in ggml too): the bound above covers it.
+            flips += usize::from(gate[i] > -3.0);
+            // Below ~1e-6 the f32 cancellation in 1 + tanh(z) (ggml's too) dominates.
+            assert!(
+                d <= w.abs() * 1.0e-3 + 3e-7,
+                "geglu[{i}] gate {}: GPU {g} vs twin {w}",
+                gate[i]
+            );
+        }
+    }
+    assert!(
+        flips <= len / 50,
+        "geglu: {flips} of {len} values differ from the twin"
+    );
 }

@@ -74,7 +74,8 @@ pub fn rope(
     }
 }
 
-/// Causal GQA attention over packed prompts: token t attends to keys `start[t]..=t`.
+/// Causal GQA attention over packed prompts: token t attends to keys `start[t]..=t` (with a
+/// sliding `window` > 0: only the last `window` of them), scores scaled by `scale`.
 #[allow(clippy::too_many_arguments)]
 pub fn attention(
     q: &[f32],
@@ -84,15 +85,63 @@ pub fn attention(
     n_head: usize,
     n_kv: usize,
     head_dim: usize,
+    scale: f32,
+    window: usize,
+) -> Vec<f32> {
+    let n_tok = start.len();
+    let ranges: Vec<(usize, usize)> = (0..n_tok)
+        .map(|t| {
+            let lo = start[t] as usize;
+            let lo = if window > 0 {
+                lo.max((t + 1).saturating_sub(window))
+            } else {
+                lo
+            };
+            (lo, t)
+        })
+        .collect();
+    attend_ranges(q, k, v, &ranges, n_head, n_kv, head_dim, scale)
+}
+
+/// Decoding attention: query i attends to the cache rows `range[2i]..=range[2i+1]`.
+#[allow(clippy::too_many_arguments)]
+pub fn decode_attention(
+    q: &[f32],
+    k_cache: &[f32],
+    v_cache: &[f32],
+    range: &[u32],
+    n_head: usize,
+    n_kv: usize,
+    head_dim: usize,
+    scale: f32,
+) -> Vec<f32> {
+    let ranges: Vec<(usize, usize)> = range
+        .chunks_exact(2)
+        .map(|r| (r[0] as usize, r[1] as usize))
+        .collect();
+    attend_ranges(q, k_cache, v_cache, &ranges, n_head, n_kv, head_dim, scale)
+}
+
+/// Softmax attention of query row t over key rows `ranges[t].0..=ranges[t].1`, in f64.
+#[allow(clippy::too_many_arguments)]
+fn attend_ranges(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    ranges: &[(usize, usize)],
+    n_head: usize,
+    n_kv: usize,
+    head_dim: usize,
+    scale: f32,
 ) -> Vec<f32> {
     let (q_dim, kv_dim) = (n_head * head_dim, n_kv * head_dim);
-    let n_tok = start.len();
-    let scale = 1.0 / (head_dim as f64).sqrt();
+    let n_tok = ranges.len();
+    let scale = scale as f64;
     let mut out = vec![0f32; n_tok * q_dim];
-    for t in 0..n_tok {
+    for (t, &(lo, hi)) in ranges.iter().enumerate() {
         for h in 0..n_head {
             let kvh = h / (n_head / n_kv);
-            let keys: Vec<usize> = (start[t] as usize..=t).collect();
+            let keys: Vec<usize> = (lo..=hi).collect();
             let scores: Vec<f64> = keys
                 .iter()
                 .map(|&j| {
@@ -156,5 +205,42 @@ pub fn softmax_pick(logits: &[f32], n_cols: usize, targets: &[u32]) -> Vec<f32> 
         .chunks_exact(n_cols)
         .zip(targets)
         .map(|(row, &t)| crate::utility::token_probability(row, t) as f32)
+        .collect()
+}
+
+/// Row r of `a` (`dim` wide) written to row `rows[r]` of `y`.
+pub fn scatter_rows(y: &[f32], a: &[f32], dim: usize, rows: &[u32]) -> Vec<f32> {
+    let mut y = y.to_vec();
+    for (r, &dst) in rows.iter().enumerate() {
+        let d = dst as usize * dim;
+        y[d..d + dim].copy_from_slice(&a[r * dim..(r + 1) * dim]);
+    }
+    y
+}
+
+/// gelu(gate) · up with GELU as ggml's CPU backend computes it (model/forward.rs `gelu`, in f32
+/// like it): input and output rounded to f16, the tanh formula in between, 0 below −10 and x
+/// above 10.
+pub fn geglu(gate: &[f32], up: &[f32]) -> Vec<f32> {
+    use half::f16;
+    let gelu = |x: f32| -> f32 {
+        if x <= -10.0 {
+            return 0.0;
+        }
+        if x >= 10.0 {
+            return x;
+        }
+        let h = f16::from_f32(x).to_f32();
+        let t = (0.797_884_6 * h * (1.0 + 0.044_715 * h * h)).tanh();
+        f16::from_f32(0.5 * h * (1.0 + t)).to_f32()
+    };
+    gate.iter().zip(up).map(|(&g, &u)| gelu(g) * u).collect()
+}
+
+/// Index of each `n_cols` row's largest value, the first on ties (generate::argmax).
+pub fn argmax_rows(logits: &[f32], n_cols: usize) -> Vec<u32> {
+    logits
+        .chunks_exact(n_cols)
+        .map(crate::generate::argmax)
         .collect()
 }

@@ -10,6 +10,17 @@ pub trait PrefillBackend: std::fmt::Debug + Send + Sync {
     /// What runs the prefill, e.g. the GPU adapter's name and API.
     fn name(&self) -> String;
     fn prefill(&self, model: &Model, prompts: &[&[u32]]) -> Result<PrefillOutput>;
+    /// Greedy decoding on this backend (prompts validated by the caller); `None` when the
+    /// backend does not decode (the CPU engine then does).
+    fn greedy(
+        &self,
+        _model: &Model,
+        _tokenizer: &crate::Tokenizer,
+        _prompts: &[&[u32]],
+        _options: &crate::generate::GreedyOptions,
+    ) -> Option<Result<Vec<crate::generate::Generation>>> {
+        None
+    }
 }
 
 /// One transformer block's tensors.
@@ -26,6 +37,11 @@ pub struct LayerView<'a> {
     pub w_gate: &'a Matrix,
     pub w_up: &'a Matrix,
     pub w_down: &'a Matrix,
+    /// Gemma 3 only: per-head Q/K norms and the norms after attention and after the FFN.
+    pub q_norm: Option<&'a [f32]>,
+    pub k_norm: Option<&'a [f32]>,
+    pub post_attn_norm: Option<&'a [f32]>,
+    pub post_ffn_norm: Option<&'a [f32]>,
 }
 
 impl Model {
@@ -45,6 +61,10 @@ impl Model {
                 w_gate: &l.w_gate,
                 w_up: &l.w_up,
                 w_down: &l.w_down,
+                q_norm: l.q_norm.as_deref(),
+                k_norm: l.k_norm.as_deref(),
+                post_attn_norm: l.post_attn_norm.as_deref(),
+                post_ffn_norm: l.post_ffn_norm.as_deref(),
             })
             .collect()
     }
@@ -66,5 +86,11 @@ impl Model {
     /// CPU engine's (frequency factors and linear scaling included).
     pub fn rope_tables(&self, max_pos: usize) -> (Vec<f32>, Vec<f32>) {
         forward::rope_tables(self, max_pos)
+    }
+
+    /// Gemma 3's tables for its local (sliding-window) layers, with their own base; `None` when
+    /// every layer uses the global tables.
+    pub fn rope_tables_local(&self, max_pos: usize) -> Option<(Vec<f32>, Vec<f32>)> {
+        forward::rope_tables_local(self, max_pos)
     }
 }

@@ -68,6 +68,17 @@ pub(super) fn rope_tables(model: &Model, max_pos: usize) -> (Vec<f32>, Vec<f32>)
     rope_rows(model, &positions, c.rope_base, c.rope_freq_scale)
 }
 
+/// Gemma 3's local-layer tables (as `Ropes::new` builds them), `None` without a sliding window.
+pub(super) fn rope_tables_local(model: &Model, max_pos: usize) -> Option<(Vec<f32>, Vec<f32>)> {
+    let positions: Vec<usize> = (0..max_pos).collect();
+    model
+        .config
+        .gemma
+        .as_ref()
+        .filter(|g| g.sliding_window.is_some())
+        .map(|g| rope_rows(model, &positions, g.rope_base_local, 1.0))
+}
+
 fn apply_rope(
     x: &mut [f32],
     n_heads: usize,

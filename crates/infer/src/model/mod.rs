@@ -149,6 +149,10 @@ impl Model {
         self.backend = backend;
     }
 
+    pub(crate) fn backend(&self) -> Option<&dyn PrefillBackend> {
+        self.backend.as_deref()
+    }
+
     /// The backend's description, `None` for the CPU engine.
     pub fn backend_name(&self) -> Option<String> {
         self.backend.as_ref().map(|b| b.name())
@@ -156,7 +160,7 @@ impl Model {
 
     /// Checks that every prompt is non-empty, its ids are in the vocabulary, and it fits in the
     /// context window after `past[i]` cached positions.
-    fn check_prompts(&self, prompts: &[&[u32]], past: &[usize]) -> Result<()> {
+    pub(crate) fn check_prompts(&self, prompts: &[&[u32]], past: &[usize]) -> Result<()> {
         for (i, p) in prompts.iter().enumerate() {
             if p.is_empty() {
                 return Err(InferError::Forward(format!("prompt {i} is empty")));

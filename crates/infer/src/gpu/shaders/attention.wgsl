@@ -6,6 +6,10 @@
 // A workgroup takes 64 consecutive query tokens of one head; keys and values stream through
 // workgroup memory in tiles of KT rows, and each thread keeps an online softmax (running max,
 // running sum, rescaled f32 accumulator), so memory stays linear in the prompt length.
+// window > 0 (Gemma 3's local layers): a query sees only the keys less than `window` positions
+// before it. Two builds (context.rs): heads up to 128 values with 8-key tiles, and a wide one
+// (heads up to 256, 4-key tiles) compiled from this source with MAX_HD and KT replaced, so
+// the common case keeps its small register arrays.
 
 struct Params {
     n_tok: u32,
@@ -15,7 +19,7 @@ struct Params {
     kv_stride: u32,
     group: u32,
     scale: f32,
-    _pad: u32,
+    window: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -80,7 +84,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         if (valid) {
             for (var j = 0u; j < KT; j++) {
                 let key = k0 + j;
-                if (key >= my_start && key <= t) {
+                if (key >= my_start && key <= t && (p.window == 0u || key + p.window > t)) {
                     var s = 0.0;
                     for (var d = 0u; d < hd; d++) {
                         s = fma(qv[d], kt[j * hd + d], s);

@@ -4,6 +4,11 @@
 //   residual: y[i] += a[i]
 //   swiglu:   y[i] = silu(y[i]) * a[i], silu(g) = g / (1 + exp(-g))   (y holds gate, a holds up)
 //   gather:   y[r * dim + c] = a[rows[r] * dim + c]  (each prompt's last row)
+//   scatter:  y[rows[r] * dim + c] = a[r * dim + c]  (new keys/values into the KV cache rows)
+//   geglu:    y[i] = gelu(y[i]) * a[i]  (Gemma 3), GELU as ggml's CPU backend computes it:
+//             input and output rounded to f16 (round to nearest even, done with bit operations
+//             so no shader-f16 is needed), tanh formula, 0 below -10 and x above 10.
+// CPU twins also: gpu::twin::{scatter_rows, geglu}.
 
 struct Params {
     n: u32,
@@ -52,5 +57,46 @@ fn gather(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) w
     if (i < p.n) {
         let r = i / p.dim;
         y[i] = a[rows[r] * p.dim + i % p.dim];
+    }
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn scatter(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = index(lid, wid);
+    if (i < p.n) {
+        let r = i / p.dim;
+        y[rows[r] * p.dim + i % p.dim] = a[i];
+    }
+}
+
+// f32 -> nearest f16 value (ties to even), returned as f32. Normal f16 range: drop 13 mantissa
+// bits with rounding; below 2^-14 (f16 subnormals): a multiple of 2^-24 (round() ties to even).
+fn round_f16(x: f32) -> f32 {
+    if (abs(x) < 6.103515625e-05) {
+        return round(x * 16777216.0) / 16777216.0;
+    }
+    let b = bitcast<u32>(x);
+    return bitcast<f32>((b + 0xfffu + ((b >> 13u) & 1u)) & 0xffffe000u);
+}
+
+fn gelu_ggml(x: f32) -> f32 {
+    if (x <= -10.0) {
+        return 0.0;
+    }
+    if (x >= 10.0) {
+        return x;
+    }
+    let h = round_f16(x);
+    let z = clamp(0.7978846 * h * (1.0 + 0.044715 * h * h), -10.0, 10.0);
+    // tanh(z) in f32, then 1 + tanh as ggml computes it (with its f32 cancellation near -1).
+    let t = 1.0 - 2.0 / (exp(2.0 * z) + 1.0);
+    return round_f16(0.5 * h * (1.0 + t));
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn geglu(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = index(lid, wid);
+    if (i < p.n) {
+        y[i] = gelu_ggml(y[i]) * a[i];
     }
 }
