@@ -9,6 +9,7 @@ mod idb_cache;
 pub mod job;
 #[cfg(test)]
 mod job_tests;
+mod tasks;
 #[cfg(target_arch = "wasm32")]
 pub mod worker;
 
