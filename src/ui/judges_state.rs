@@ -600,6 +600,105 @@ mod tests {
     }
 
     #[test]
+    fn each_task_picks_its_loaded_files_and_says_what_is_missing() {
+        let files = JudgeInputs {
+            nuggets: vec![
+                (5, "nuggets.jsonl".into()),
+                (9, "nuggets-scored.jsonl".into()),
+            ],
+            rag_answers: vec![(6, "run-a.jsonl".into()), (7, "run-b.jsonl".into())],
+            ragelo: vec![
+                (10, "answers.csv".into(), Some(RageloRole::Answers)),
+                (11, "queries.csv".into(), Some(RageloRole::Queries)),
+                (12, "documents.csv".into(), Some(RageloRole::Documents)),
+            ],
+            qrels: Some((13, "q.qrels".into())),
+            ..inputs()
+        };
+        let mut s = filled();
+        let with = |s: &JudgeState, t: JudgeTaskChoice, i: &JudgeInputs| {
+            reduce(s.clone(), JudgeAction::SetTask(t)).form.spec(i)
+        };
+        // The newest nuggets file (a result just loaded), every answer file.
+        assert_eq!(
+            with(&s, JudgeTaskChoice::NuggetsAssign, &files)
+                .unwrap()
+                .inputs,
+            TaskInputs::NuggetsAssign {
+                nuggets: 9,
+                answers: vec![6, 7]
+            }
+        );
+        // RAGElo tables by what their summary says, documents unless turned off.
+        assert_eq!(
+            with(&s, JudgeTaskChoice::Pairwise, &files).unwrap().inputs,
+            TaskInputs::Pairwise {
+                queries: 11,
+                answers: 10,
+                documents: Some(12)
+            }
+        );
+        s = reduce(s, JudgeAction::SetDocuments(Some(None)));
+        s = reduce(s, JudgeAction::SetNuggets(Some(5)));
+        assert_eq!(
+            with(&s, JudgeTaskChoice::Pointwise, &files).unwrap().inputs,
+            TaskInputs::Pointwise {
+                queries: 11,
+                answers: 10,
+                documents: None
+            }
+        );
+        assert_eq!(
+            with(&s, JudgeTaskChoice::NuggetsScore, &files)
+                .unwrap()
+                .inputs,
+            TaskInputs::NuggetsScore { nuggets: 5 }
+        );
+        assert_eq!(
+            with(&s, JudgeTaskChoice::NuggetsCreate, &files)
+                .unwrap()
+                .inputs,
+            TaskInputs::NuggetsCreate {
+                topics: 1,
+                passages: 2,
+                qrels: 13,
+                min_grade: 1
+            }
+        );
+        assert_eq!(
+            with(&s, JudgeTaskChoice::Citations, &files).unwrap().inputs,
+            TaskInputs::Citations {
+                answers: vec![6, 7],
+                passages: 2
+            }
+        );
+        // With only topics, passages and runs loaded, each task names what to load.
+        for (task, needle) in [
+            (JudgeTaskChoice::NuggetsCreate, "Load qrels"),
+            (JudgeTaskChoice::NuggetsScore, "nuggets file"),
+            (JudgeTaskChoice::NuggetsAssign, "nuggets file"),
+            (JudgeTaskChoice::Pairwise, "queries.csv"),
+            (JudgeTaskChoice::Pointwise, "queries.csv"),
+            (JudgeTaskChoice::Citations, "TREC RAG answer file"),
+        ] {
+            let e = with(&s, task, &inputs()).unwrap_err();
+            assert!(e.contains(needle), "{task:?}: {e}");
+        }
+        let no_answers = JudgeInputs {
+            ragelo: vec![(11, "queries.csv".into(), Some(RageloRole::Queries))],
+            ..files.clone()
+        };
+        let e = with(&s, JudgeTaskChoice::Pairwise, &no_answers).unwrap_err();
+        assert!(e.contains("answers.csv"), "{e}");
+        s = reduce(s, JudgeAction::SetMinGrade("two".into()));
+        assert!(with(&s, JudgeTaskChoice::NuggetsCreate, &files).is_err());
+        // Every task has its slug and comes back from it (the <select> values).
+        for t in JudgeTaskChoice::ALL {
+            assert_eq!(JudgeTaskChoice::from_slug(t.slug()), Some(t));
+        }
+    }
+
+    #[test]
     fn switching_provider_replaces_only_a_default_base_url() {
         let mut s = JudgeState::default();
         s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Anthropic));
