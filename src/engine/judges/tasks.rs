@@ -27,6 +27,13 @@ pub type NextRound = Box<dyn FnMut(&[ItemRecord]) -> Vec<JobItem>>;
 /// The output file and a note, from every round's records.
 pub type Finish = Box<dyn Fn(&[ItemRecord]) -> (String, Option<String>)>;
 
+/// RAGElo's three inputs: queries, answers, documents by query.
+type RageloInputs = (
+    Vec<pairwise::Query>,
+    Vec<pairwise::AgentAnswer>,
+    BTreeMap<String, Vec<(String, String)>>,
+);
+
 /// A task ready to run.
 pub struct BuiltTask {
     pub task: Rc<dyn Task>,
@@ -102,14 +109,7 @@ impl Workspace {
         queries: FileId,
         answers: FileId,
         documents: Option<FileId>,
-    ) -> Result<
-        (
-            Vec<pairwise::Query>,
-            Vec<pairwise::AgentAnswer>,
-            BTreeMap<String, Vec<(String, String)>>,
-        ),
-        String,
-    > {
+    ) -> Result<RageloInputs, String> {
         let q = self.source(queries, "RAGElo queries")?;
         let a = self.source(answers, "RAGElo answers")?;
         let queries = pairwise::read_queries(&q.text, &q.name)?;
