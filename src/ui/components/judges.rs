@@ -392,7 +392,7 @@ fn job_view(
             }
             if let Some(o) = &job.outcome {
                 <p id="judge-result" data-judged={o.judged.to_string()} data-failed={o.failed.to_string()}>
-                    { format!("{} {} judged, {} failed{}. ", o.judged, if task == JudgeTaskChoice::Umbrela { "items" } else { "requests" }, o.failed,
+                    { format!("{} {} judged, {} failed{}. ", o.judged, if task == JudgeTaskChoice::Umbrela { "passages" } else { "items" }, o.failed,
                         o.stopped.as_ref().map(|s| format!(" — stopped: {s}")).unwrap_or_default()) }
                     if o.judged > 0 {
                         if let Some(on_view) = on_view {
