@@ -411,7 +411,7 @@ fn job_view(
                 }
             }
             if !job.failures.is_empty() {
-                <table class="judge-failures" id="judge-failures">
+                <table class={classes!("judge-failures", (task != JudgeTaskChoice::Umbrela).then_some("keyed"))} id="judge-failures">
                     <caption>{ format!("{} failed items (no judgment was made up for them)", job.failures.len()) }</caption>
                     <thead><tr>
                         <th scope="col">{ "qid" }</th><th scope="col">{ if task == JudgeTaskChoice::Umbrela { "docno" } else { "item" } }</th>
