@@ -306,12 +306,16 @@ impl Workspace {
                 self.contexts = Some((id, name.to_string(), sets));
                 Ok((FileKind::ContextSets, summary))
             }
-            Loader::Text(FileKind::Answers(kind), bytes) => self
-                .answers
-                .keep(id, name, kind, &bytes)
-                .map(|summary| (FileKind::Answers(kind), summary)),
+            Loader::Text(FileKind::Answers(kind), bytes) => {
+                let summary = self.answers.keep(id, name, kind, &bytes)?;
+                self.judge_files
+                    .keep_source(id, name, FileKind::Answers(kind), &bytes);
+                Ok((FileKind::Answers(kind), summary))
+            }
             Loader::Text(FileKind::RageloGames | FileKind::RageloTable, bytes) => {
-                self.tournament.keep(id, name, &text(&bytes)?)
+                let (kind, summary) = self.tournament.keep(id, name, &text(&bytes)?)?;
+                self.judge_files.keep_source(id, name, kind, &bytes);
+                Ok((kind, summary))
             }
             Loader::Text(kind @ (FileKind::Topics | FileKind::Passages), bytes) => {
                 self.judge_files.keep(id, name, kind, &text(&bytes)?)

@@ -10,6 +10,9 @@ mod idb_cache;
 pub mod job;
 #[cfg(test)]
 mod job_tests;
+mod tasks;
+#[cfg(test)]
+mod tasks_tests;
 #[cfg(target_arch = "wasm32")]
 pub mod worker;
 

@@ -65,18 +65,147 @@ impl ProviderChoice {
     }
 }
 
-/// What a judge job computes. Part 2 adds nuggets, pairwise battles, ...
+/// What a judge job computes: each task reads the loaded files it names in [`TaskInputs`] and
+/// writes its anchor's format (qrels, nuggetizer JSONL, RAGElo CSV).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum JudgeTaskChoice {
     /// UMBRELA relevance 0–3 of each (query, passage) in a run's top k → TREC qrels.
     #[default]
     Umbrela,
+    /// AutoNuggetizer: nuggets from each topic's relevant passages (topics + passages + qrels).
+    NuggetsCreate,
+    /// AutoNuggetizer: vital/okay of each topic's nuggets.
+    NuggetsScore,
+    /// AutoNuggetizer: support of each answer for its topic's nuggets → assignments JSONL.
+    NuggetsAssign,
+    /// RAGElo pairwise battles (both orders) → RAGElo pairwise CSV.
+    Pairwise,
+    /// RAGElo-style pointwise grades 0–2 → CSV.
+    Pointwise,
+    /// Open RAG Eval citation support of each (sentence, cited passage) → JSONL.
+    Citations,
 }
 
 impl JudgeTaskChoice {
+    pub const ALL: [JudgeTaskChoice; 7] = [
+        JudgeTaskChoice::Umbrela,
+        JudgeTaskChoice::NuggetsCreate,
+        JudgeTaskChoice::NuggetsScore,
+        JudgeTaskChoice::NuggetsAssign,
+        JudgeTaskChoice::Pairwise,
+        JudgeTaskChoice::Pointwise,
+        JudgeTaskChoice::Citations,
+    ];
+
     pub fn label(self) -> &'static str {
         match self {
             JudgeTaskChoice::Umbrela => "UMBRELA relevance (0–3) → qrels",
+            JudgeTaskChoice::NuggetsCreate => "AutoNuggetizer: create nuggets → nuggets JSONL",
+            JudgeTaskChoice::NuggetsScore => {
+                "AutoNuggetizer: score nuggets vital/okay → nuggets JSONL"
+            }
+            JudgeTaskChoice::NuggetsAssign => {
+                "AutoNuggetizer: assign nuggets to answers → assignments JSONL"
+            }
+            JudgeTaskChoice::Pairwise => "RAGElo pairwise battles → pairwise CSV",
+            JudgeTaskChoice::Pointwise => "Pointwise answer grades (0–2) → CSV",
+            JudgeTaskChoice::Citations => "Citation support (full/partial/none) → JSONL",
+        }
+    }
+
+    /// The `<select>` value (the CLI's subcommand words).
+    pub fn slug(self) -> &'static str {
+        match self {
+            JudgeTaskChoice::Umbrela => "umbrela",
+            JudgeTaskChoice::NuggetsCreate => "nuggets-create",
+            JudgeTaskChoice::NuggetsScore => "nuggets-score",
+            JudgeTaskChoice::NuggetsAssign => "nuggets-assign",
+            JudgeTaskChoice::Pairwise => "pairwise",
+            JudgeTaskChoice::Pointwise => "pointwise",
+            JudgeTaskChoice::Citations => "citations",
+        }
+    }
+
+    pub fn from_slug(s: &str) -> Option<JudgeTaskChoice> {
+        Self::ALL.into_iter().find(|t| t.slug() == s)
+    }
+
+    /// What one item is, for the estimate ("12 requests for 6 …").
+    pub fn item_noun(self) -> &'static str {
+        match self {
+            JudgeTaskChoice::Umbrela => "(query, passage) pairs",
+            JudgeTaskChoice::NuggetsCreate => "windows of 10 passages (first round)",
+            JudgeTaskChoice::NuggetsScore => "batches of 10 nuggets",
+            JudgeTaskChoice::NuggetsAssign => "(answer, batch of 10 nuggets) pairs",
+            JudgeTaskChoice::Pairwise => "(game, order) pairs",
+            JudgeTaskChoice::Pointwise => "answers",
+            JudgeTaskChoice::Citations => "(sentence, cited passage) pairs",
+        }
+    }
+
+    /// Whether the result is loaded as a file that a view shows (qrels: Evaluate; nuggets and
+    /// assignments: Answers; pairwise games: Tournament). Pointwise grades and citation scores
+    /// have no view yet: they are offered as a download.
+    pub fn result_is_loaded(self) -> bool {
+        !matches!(
+            self,
+            JudgeTaskChoice::Pointwise | JudgeTaskChoice::Citations
+        )
+    }
+}
+
+/// The loaded files a task reads (by id), checked again by the worker when the job starts.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub enum TaskInputs {
+    Umbrela {
+        topics: FileId,
+        passages: FileId,
+        run: FileId,
+        /// Passages judged per query (the run's top k).
+        k: usize,
+    },
+    /// A topic's relevant passages: its qrels' documents with grade ≥ `min_grade` that have a
+    /// text, in qrels order (nuggetizer's pool, built from the loaded files).
+    NuggetsCreate {
+        topics: FileId,
+        passages: FileId,
+        qrels: FileId,
+        min_grade: i64,
+    },
+    NuggetsScore {
+        nuggets: FileId,
+    },
+    NuggetsAssign {
+        nuggets: FileId,
+        /// TREC RAG answer files (one run each, or several by run_id).
+        answers: Vec<FileId>,
+    },
+    Pairwise {
+        queries: FileId,
+        answers: FileId,
+        documents: Option<FileId>,
+    },
+    Pointwise {
+        queries: FileId,
+        answers: FileId,
+        documents: Option<FileId>,
+    },
+    Citations {
+        answers: Vec<FileId>,
+        passages: FileId,
+    },
+}
+
+impl TaskInputs {
+    pub fn task(&self) -> JudgeTaskChoice {
+        match self {
+            TaskInputs::Umbrela { .. } => JudgeTaskChoice::Umbrela,
+            TaskInputs::NuggetsCreate { .. } => JudgeTaskChoice::NuggetsCreate,
+            TaskInputs::NuggetsScore { .. } => JudgeTaskChoice::NuggetsScore,
+            TaskInputs::NuggetsAssign { .. } => JudgeTaskChoice::NuggetsAssign,
+            TaskInputs::Pairwise { .. } => JudgeTaskChoice::Pairwise,
+            TaskInputs::Pointwise { .. } => JudgeTaskChoice::Pointwise,
+            TaskInputs::Citations { .. } => JudgeTaskChoice::Citations,
         }
     }
 }
@@ -92,12 +221,14 @@ pub struct JudgeSpec {
     pub max_cost: Option<f64>,
     /// Stop before input + output tokens would pass this.
     pub max_tokens: Option<u64>,
-    pub task: JudgeTaskChoice,
-    pub topics: FileId,
-    pub passages: FileId,
-    pub run: FileId,
-    /// Passages judged per query (the run's top k).
-    pub k: usize,
+    /// The task and the files it reads.
+    pub inputs: TaskInputs,
+}
+
+impl JudgeSpec {
+    pub fn task(&self) -> JudgeTaskChoice {
+        self.inputs.task()
+    }
 }
 
 /// An API key: serialised to reach the worker, never printed.
@@ -177,6 +308,8 @@ pub struct JudgeProgress {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct JudgeFailure {
     pub qid: String,
+    /// UMBRELA's docno; for the other tasks the item's other key fields (`agent_a=x agent_b=y
+    /// order=ab`).
     pub docno: String,
     pub error: String,
     /// The model's reply when there was one (e.g. unparseable).
@@ -187,10 +320,13 @@ pub struct JudgeFailure {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub struct JudgeOutcome {
     pub job: u32,
-    /// A file name for the result (`umbrela-MODEL.qrels`).
+    /// A file name for the result (`umbrela-MODEL.qrels`, `nuggets-assign-MODEL.jsonl`, ...).
     pub name: String,
-    /// TREC qrels of the items that succeeded (`qid 0 docno grade`).
+    /// The task's output file of the items that succeeded (TREC qrels for UMBRELA, the
+    /// anchors' JSONL or CSV for the others).
     pub qrels: String,
+    /// A line about the result (pairwise: the position-flip rate; nuggets: topics left out).
+    pub note: Option<String>,
     pub judged: usize,
     pub failed: usize,
     /// Why the job stopped before the end (cancelled, budget reached), if it did.

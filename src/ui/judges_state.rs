@@ -1,9 +1,10 @@
 //! The Judges panel's state as a reducer: the form, the estimate the user confirms, and the job
 //! in flight. Pure (no browser), so every transition is tested natively.
 
+use crate::answers_protocol::AnswerFile;
 use crate::protocol::judges::{
     JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse, JudgeSpec,
-    JudgeTaskChoice, ProviderChoice,
+    JudgeTaskChoice, ProviderChoice, TaskInputs,
 };
 use crate::protocol::{FileId, FileKind};
 use crate::ui::state::{FileStatus, LoadedFile};
@@ -27,6 +28,15 @@ pub struct JudgeForm {
     /// The run whose top k is judged; `None`: the first run loaded.
     pub run: Option<FileId>,
     pub k: String,
+    /// Nugget creation: qrels grades below this are not relevant passages.
+    pub min_grade: String,
+    /// The file picked for each role of the other tasks; `None`: the loaded file that fits
+    /// (see [`JudgeInputs`]).
+    pub nuggets: Option<FileId>,
+    pub queries: Option<FileId>,
+    pub ragelo_answers: Option<FileId>,
+    /// `None`: the loaded RAGElo documents file if any; `Some(None)`: no documents.
+    pub documents: Option<Option<FileId>>,
 }
 
 impl Default for JudgeForm {
@@ -44,35 +54,112 @@ impl Default for JudgeForm {
             task: JudgeTaskChoice::Umbrela,
             run: None,
             k: "10".into(),
+            min_grade: "1".into(),
+            nuggets: None,
+            queries: None,
+            ragelo_answers: None,
+            documents: None,
         }
     }
 }
 
-/// The loaded files a job can use: topics and passages (one of each), runs in load order.
+/// What a RAGElo CSV holds (its summary line says, see engine/tournament.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RageloRole {
+    Queries,
+    Answers,
+    Documents,
+}
+
+impl RageloRole {
+    fn of_summary(summary: &str) -> Option<RageloRole> {
+        [
+            ("RAGElo queries", RageloRole::Queries),
+            ("RAGElo answers", RageloRole::Answers),
+            ("RAGElo documents", RageloRole::Documents),
+        ]
+        .into_iter()
+        .find(|(p, _)| summary.starts_with(p))
+        .map(|(_, r)| r)
+    }
+}
+
+/// The loaded files a job can use: topics, passages and qrels (the current one of each), runs,
+/// nuggets and TREC RAG answer files, RAGElo tables, in load order.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct JudgeInputs {
     pub topics: Option<(FileId, String)>,
     pub passages: Option<(FileId, String)>,
+    pub qrels: Option<(FileId, String)>,
     pub runs: Vec<(FileId, String)>,
+    pub nuggets: Vec<(FileId, String)>,
+    pub rag_answers: Vec<(FileId, String)>,
+    pub ragelo: Vec<(FileId, String, Option<RageloRole>)>,
 }
 
 impl JudgeInputs {
     pub fn of(files: &[LoadedFile]) -> Self {
         let mut inputs = JudgeInputs::default();
         for f in files {
-            if let FileStatus::Loaded { kind, .. } = f.status {
+            if let FileStatus::Loaded { kind, summary } = &f.status {
                 let entry = (f.id, f.name.clone());
                 match kind {
                     FileKind::Topics => inputs.topics = Some(entry),
                     FileKind::Passages => inputs.passages = Some(entry),
+                    FileKind::Qrels => inputs.qrels = Some(entry),
                     FileKind::Run => inputs.runs.push(entry),
+                    FileKind::Answers(AnswerFile::Nuggets) => inputs.nuggets.push(entry),
+                    FileKind::Answers(AnswerFile::RagAnswers) => inputs.rag_answers.push(entry),
+                    FileKind::RageloTable => {
+                        inputs
+                            .ragelo
+                            .push((f.id, f.name.clone(), RageloRole::of_summary(summary)))
+                    }
                     _ => {}
                 }
             }
         }
         inputs
     }
+
+    /// The picked file if still loaded, else the last loaded one (the newest: a result just
+    /// loaded from a job is the next task's input).
+    pub fn pick(list: &[(FileId, String)], picked: Option<FileId>) -> Option<FileId> {
+        picked
+            .filter(|p| list.iter().any(|(id, _)| id == p))
+            .or_else(|| list.last().map(|(id, _)| *id))
+    }
+
+    /// RAGElo tables: the picked one if still loaded, else the newest with `role`.
+    pub fn pick_ragelo(&self, picked: Option<FileId>, role: RageloRole) -> Option<FileId> {
+        picked
+            .filter(|p| self.ragelo.iter().any(|(id, _, _)| id == p))
+            .or_else(|| {
+                self.ragelo
+                    .iter()
+                    .rev()
+                    .find(|(_, _, r)| *r == Some(role))
+                    .map(|(id, _, _)| *id)
+            })
+    }
+
+    pub fn documents(&self, picked: Option<Option<FileId>>) -> Option<FileId> {
+        match picked {
+            Some(None) => None,
+            Some(p) => self.pick_ragelo(p, RageloRole::Documents),
+            None => self.pick_ragelo(None, RageloRole::Documents),
+        }
+    }
 }
+
+const LOAD_TOPICS: &str = "Load a topics file (qid<TAB>question per line).";
+const LOAD_PASSAGES: &str = "Load a passages file ({\"docno\",\"text\"} JSON Lines).";
+const LOAD_NUGGETS: &str =
+    "Load a nuggetizer nuggets file (JSON Lines: {\"query\", \"qid\", \"nuggets\"}).";
+const LOAD_RAG_ANSWERS: &str =
+    "Load a TREC RAG answer file (JSON Lines: {\"run_id\", \"topic_id\", \"answer\"}).";
+const LOAD_QUERIES: &str = "Load RAGElo's queries.csv (qid, query).";
+const LOAD_ANSWERS: &str = "Load RAGElo's answers.csv (qid, agent, answer).";
 
 impl JudgeForm {
     /// The job to estimate or run, or what is missing or wrong, in the user's words.
@@ -110,25 +197,7 @@ impl JudgeForm {
                     .map_err(|_| "The maximum tokens must be a whole number (or empty).")?,
             ),
         };
-        let k = match self.k.trim().parse::<usize>() {
-            Ok(k) if k >= 1 => k,
-            _ => return Err("k (passages per query) must be a whole number ≥ 1.".into()),
-        };
-        let topics = inputs
-            .topics
-            .as_ref()
-            .ok_or("Load a topics file (qid<TAB>question per line).")?
-            .0;
-        let passages = inputs
-            .passages
-            .as_ref()
-            .ok_or("Load a passages file ({\"docno\",\"text\"} JSON Lines).")?
-            .0;
-        let run = self
-            .run
-            .filter(|r| inputs.runs.iter().any(|(id, _)| id == r))
-            .or_else(|| inputs.runs.first().map(|(id, _)| *id))
-            .ok_or("Load a run: its top k passages per query are judged.")?;
+        let inputs = self.task_inputs(inputs)?;
         Ok(JudgeSpec {
             provider: self.provider,
             model: model.to_string(),
@@ -136,11 +205,89 @@ impl JudgeForm {
             concurrency,
             max_cost,
             max_tokens,
-            task: self.task,
-            topics,
-            passages,
-            run,
-            k,
+            inputs,
+        })
+    }
+
+    /// The files the chosen task reads, or what is missing.
+    pub fn task_inputs(&self, inputs: &JudgeInputs) -> Result<TaskInputs, String> {
+        let topics = || inputs.topics.as_ref().map(|t| t.0).ok_or(LOAD_TOPICS);
+        let passages = || inputs.passages.as_ref().map(|t| t.0).ok_or(LOAD_PASSAGES);
+        let nuggets = || JudgeInputs::pick(&inputs.nuggets, self.nuggets).ok_or(LOAD_NUGGETS);
+        let rag_answers = || {
+            let all: Vec<FileId> = inputs.rag_answers.iter().map(|(id, _)| *id).collect();
+            if all.is_empty() {
+                Err(LOAD_RAG_ANSWERS)
+            } else {
+                Ok(all)
+            }
+        };
+        let ragelo = || -> Result<(FileId, FileId, Option<FileId>), String> {
+            let q = inputs
+                .pick_ragelo(self.queries, RageloRole::Queries)
+                .ok_or(LOAD_QUERIES)?;
+            let a = inputs
+                .pick_ragelo(self.ragelo_answers, RageloRole::Answers)
+                .ok_or(LOAD_ANSWERS)?;
+            Ok((q, a, inputs.documents(self.documents)))
+        };
+        Ok(match self.task {
+            JudgeTaskChoice::Umbrela => {
+                let k = match self.k.trim().parse::<usize>() {
+                    Ok(k) if k >= 1 => k,
+                    _ => return Err("k (passages per query) must be a whole number ≥ 1.".into()),
+                };
+                let run = self
+                    .run
+                    .filter(|r| inputs.runs.iter().any(|(id, _)| id == r))
+                    .or_else(|| inputs.runs.first().map(|(id, _)| *id));
+                TaskInputs::Umbrela {
+                    topics: topics()?,
+                    passages: passages()?,
+                    run: run.ok_or("Load a run: its top k passages per query are judged.")?,
+                    k,
+                }
+            }
+            JudgeTaskChoice::NuggetsCreate => {
+                let min_grade = self.min_grade.trim().parse::<i64>().map_err(|_| {
+                    "The minimum grade of a relevant passage must be a whole number."
+                })?;
+                TaskInputs::NuggetsCreate {
+                    topics: topics()?,
+                    passages: passages()?,
+                    qrels: inputs.qrels.as_ref().map(|q| q.0).ok_or(
+                        "Load qrels: each topic's relevant passages are what nuggets are made from.",
+                    )?,
+                    min_grade,
+                }
+            }
+            JudgeTaskChoice::NuggetsScore => TaskInputs::NuggetsScore {
+                nuggets: nuggets()?,
+            },
+            JudgeTaskChoice::NuggetsAssign => TaskInputs::NuggetsAssign {
+                nuggets: nuggets()?,
+                answers: rag_answers()?,
+            },
+            JudgeTaskChoice::Pairwise => {
+                let (queries, answers, documents) = ragelo()?;
+                TaskInputs::Pairwise {
+                    queries,
+                    answers,
+                    documents,
+                }
+            }
+            JudgeTaskChoice::Pointwise => {
+                let (queries, answers, documents) = ragelo()?;
+                TaskInputs::Pointwise {
+                    queries,
+                    answers,
+                    documents,
+                }
+            }
+            JudgeTaskChoice::Citations => TaskInputs::Citations {
+                answers: rag_answers()?,
+                passages: passages()?,
+            },
         })
     }
 }
@@ -202,8 +349,14 @@ pub enum JudgeAction {
     SetConcurrency(String),
     SetMaxCost(String),
     SetMaxTokens(String),
+    SetTask(JudgeTaskChoice),
     SetRun(Option<FileId>),
     SetK(String),
+    SetMinGrade(String),
+    SetNuggets(Option<FileId>),
+    SetQueries(Option<FileId>),
+    SetRageloAnswers(Option<FileId>),
+    SetDocuments(Option<Option<FileId>>),
     /// A key kept on this device (opt-in) was read back at start.
     KeyRestored(String),
     EstimateRequested {
@@ -245,8 +398,14 @@ impl Reducible for JudgeState {
             JudgeAction::SetConcurrency(v) => f.concurrency = v,
             JudgeAction::SetMaxCost(v) => f.max_cost = v,
             JudgeAction::SetMaxTokens(v) => f.max_tokens = v,
+            JudgeAction::SetTask(t) => f.task = t,
             JudgeAction::SetRun(r) => f.run = r,
             JudgeAction::SetK(v) => f.k = v,
+            JudgeAction::SetMinGrade(v) => f.min_grade = v,
+            JudgeAction::SetNuggets(v) => f.nuggets = v,
+            JudgeAction::SetQueries(v) => f.queries = v,
+            JudgeAction::SetRageloAnswers(v) => f.ragelo_answers = v,
+            JudgeAction::SetDocuments(v) => f.documents = v,
             JudgeAction::KeyRestored(key) => {
                 if f.key.is_empty() {
                     f.key = key;
@@ -366,6 +525,19 @@ mod tests {
             topics: Some((1, "topics.tsv".into())),
             passages: Some((2, "passages.jsonl".into())),
             runs: vec![(3, "a.run".into()), (4, "b.run".into())],
+            ..JudgeInputs::default()
+        }
+    }
+
+    fn umbrela(spec: &JudgeSpec) -> (FileId, FileId, FileId, usize) {
+        match spec.inputs {
+            TaskInputs::Umbrela {
+                topics,
+                passages,
+                run,
+                k,
+            } => (topics, passages, run, k),
+            ref other => panic!("{other:?}"),
         }
     }
 
@@ -397,22 +569,14 @@ mod tests {
         assert!(s.form.spec(&inputs()).unwrap_err().contains("model"));
         s = reduce(s, JudgeAction::SetModel(" llama ".into()));
         let spec = s.form.spec(&inputs()).unwrap();
-        assert_eq!(
-            (
-                spec.model.as_str(),
-                spec.topics,
-                spec.passages,
-                spec.run,
-                spec.k
-            ),
-            ("llama", 1, 2, 3, 10)
-        );
+        assert_eq!(spec.model, "llama");
+        assert_eq!(umbrela(&spec), (1, 2, 3, 10));
         assert_eq!(spec.base_url, "http://127.0.0.1:8000/v1");
         s = reduce(s, JudgeAction::SetRun(Some(4)));
-        assert_eq!(s.form.spec(&inputs()).unwrap().run, 4);
+        assert_eq!(umbrela(&s.form.spec(&inputs()).unwrap()).2, 4);
         // A run that was removed falls back to the first one loaded.
         s = reduce(s, JudgeAction::SetRun(Some(9)));
-        assert_eq!(s.form.spec(&inputs()).unwrap().run, 3);
+        assert_eq!(umbrela(&s.form.spec(&inputs()).unwrap()).2, 3);
         for (action, needle) in [
             (JudgeAction::SetConcurrency("0".into()), "Concurrency"),
             (JudgeAction::SetMaxCost("a lot".into()), "cost"),
@@ -433,6 +597,105 @@ mod tests {
             ..inputs()
         };
         assert!(s.form.spec(&no_topics).unwrap_err().contains("topics"));
+    }
+
+    #[test]
+    fn each_task_picks_its_loaded_files_and_says_what_is_missing() {
+        let files = JudgeInputs {
+            nuggets: vec![
+                (5, "nuggets.jsonl".into()),
+                (9, "nuggets-scored.jsonl".into()),
+            ],
+            rag_answers: vec![(6, "run-a.jsonl".into()), (7, "run-b.jsonl".into())],
+            ragelo: vec![
+                (10, "answers.csv".into(), Some(RageloRole::Answers)),
+                (11, "queries.csv".into(), Some(RageloRole::Queries)),
+                (12, "documents.csv".into(), Some(RageloRole::Documents)),
+            ],
+            qrels: Some((13, "q.qrels".into())),
+            ..inputs()
+        };
+        let mut s = filled();
+        let with = |s: &JudgeState, t: JudgeTaskChoice, i: &JudgeInputs| {
+            reduce(s.clone(), JudgeAction::SetTask(t)).form.spec(i)
+        };
+        // The newest nuggets file (a result just loaded), every answer file.
+        assert_eq!(
+            with(&s, JudgeTaskChoice::NuggetsAssign, &files)
+                .unwrap()
+                .inputs,
+            TaskInputs::NuggetsAssign {
+                nuggets: 9,
+                answers: vec![6, 7]
+            }
+        );
+        // RAGElo tables by what their summary says, documents unless turned off.
+        assert_eq!(
+            with(&s, JudgeTaskChoice::Pairwise, &files).unwrap().inputs,
+            TaskInputs::Pairwise {
+                queries: 11,
+                answers: 10,
+                documents: Some(12)
+            }
+        );
+        s = reduce(s, JudgeAction::SetDocuments(Some(None)));
+        s = reduce(s, JudgeAction::SetNuggets(Some(5)));
+        assert_eq!(
+            with(&s, JudgeTaskChoice::Pointwise, &files).unwrap().inputs,
+            TaskInputs::Pointwise {
+                queries: 11,
+                answers: 10,
+                documents: None
+            }
+        );
+        assert_eq!(
+            with(&s, JudgeTaskChoice::NuggetsScore, &files)
+                .unwrap()
+                .inputs,
+            TaskInputs::NuggetsScore { nuggets: 5 }
+        );
+        assert_eq!(
+            with(&s, JudgeTaskChoice::NuggetsCreate, &files)
+                .unwrap()
+                .inputs,
+            TaskInputs::NuggetsCreate {
+                topics: 1,
+                passages: 2,
+                qrels: 13,
+                min_grade: 1
+            }
+        );
+        assert_eq!(
+            with(&s, JudgeTaskChoice::Citations, &files).unwrap().inputs,
+            TaskInputs::Citations {
+                answers: vec![6, 7],
+                passages: 2
+            }
+        );
+        // With only topics, passages and runs loaded, each task names what to load.
+        for (task, needle) in [
+            (JudgeTaskChoice::NuggetsCreate, "Load qrels"),
+            (JudgeTaskChoice::NuggetsScore, "nuggets file"),
+            (JudgeTaskChoice::NuggetsAssign, "nuggets file"),
+            (JudgeTaskChoice::Pairwise, "queries.csv"),
+            (JudgeTaskChoice::Pointwise, "queries.csv"),
+            (JudgeTaskChoice::Citations, "TREC RAG answer file"),
+        ] {
+            let e = with(&s, task, &inputs()).unwrap_err();
+            assert!(e.contains(needle), "{task:?}: {e}");
+        }
+        let no_answers = JudgeInputs {
+            ragelo: vec![(11, "queries.csv".into(), Some(RageloRole::Queries))],
+            ..files.clone()
+        };
+        let e = with(&s, JudgeTaskChoice::Pairwise, &no_answers).unwrap_err();
+        assert!(e.contains("answers.csv"), "{e}");
+        s = reduce(s, JudgeAction::SetMinGrade("two".into()));
+        assert!(with(&s, JudgeTaskChoice::NuggetsCreate, &files).is_err());
+        // Every task has its slug and comes back from it (the <select> values).
+        for t in JudgeTaskChoice::ALL {
+            assert_eq!(JudgeTaskChoice::from_slug(t.slug()), Some(t));
+        }
     }
 
     #[test]
@@ -564,6 +827,7 @@ mod tests {
                 job: 7,
                 name: "umbrela-m.qrels".into(),
                 qrels: "q1 0 d1 3\n".into(),
+                note: None,
                 judged: 1,
                 failed: 1,
                 stopped: Some("cancelled".into()),

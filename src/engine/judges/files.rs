@@ -10,6 +10,28 @@ use std::collections::HashMap;
 pub struct JudgeFiles {
     pub topics: Option<(FileId, String, HashMap<String, String>)>,
     pub passages: Option<(FileId, String, HashMap<String, String>)>,
+    /// The text of the files the answer-side judges read (nuggets, TREC RAG answers, RAGElo
+    /// queries/answers/documents), kept as loaded: crates/judge's readers take the text, and the
+    /// Answers and Tournament views keep only their own parsed forms.
+    pub sources: Vec<Source>,
+}
+
+/// A loaded file a judge task may read, with its text.
+pub struct Source {
+    pub id: FileId,
+    pub name: String,
+    pub kind: FileKind,
+    pub text: String,
+}
+
+impl Source {
+    /// The file name without its extension (the run id of an answer file without `run_id`, as
+    /// the CLI does).
+    pub fn stem(&self) -> &str {
+        self.name
+            .rsplit_once('.')
+            .map_or(self.name.as_str(), |(s, _)| s)
+    }
 }
 
 impl JudgeFiles {
@@ -42,7 +64,34 @@ impl JudgeFiles {
         }
     }
 
+    /// Keeps the text of an answer-side file a judge task reads (others are not kept).
+    pub fn keep_source(&mut self, id: FileId, name: &str, kind: FileKind, bytes: &[u8]) {
+        use crate::answers_protocol::AnswerFile;
+        let wanted = matches!(
+            kind,
+            FileKind::Answers(AnswerFile::Nuggets | AnswerFile::RagAnswers) | FileKind::RageloTable
+        );
+        if let (true, Ok(text)) = (wanted, std::str::from_utf8(bytes)) {
+            self.sources.retain(|s| s.id != id);
+            self.sources.push(Source {
+                id,
+                name: name.to_string(),
+                kind,
+                text: text.to_string(),
+            });
+        }
+    }
+
+    /// A kept file by id, or why it cannot be used.
+    pub fn source(&self, id: FileId, what: &str) -> Result<&Source, String> {
+        self.sources
+            .iter()
+            .find(|s| s.id == id)
+            .ok_or_else(|| format!("the {what} file is no longer loaded"))
+    }
+
     pub fn remove(&mut self, id: FileId) {
+        self.sources.retain(|s| s.id != id);
         if self.topics.as_ref().is_some_and(|(t, _, _)| *t == id) {
             self.topics = None;
         }

@@ -4,21 +4,22 @@
 //! cache), so it is tested natively with a fake transport and the worker plugs in `fetch` and
 //! IndexedDB.
 
-use super::super::{ranked_docnos, Workspace};
+use super::super::Workspace;
+use super::tasks::{Finish, NextRound};
 use crate::protocol::judges::{
     JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse, JudgeSpec,
-    JudgeTaskChoice, ProviderChoice,
+    ProviderChoice,
 };
 use ragscope_judge::provider::provider;
-use ragscope_judge::task::umbrela::Umbrela;
 use ragscope_judge::{
-    run_job, ApiKey, Budget, Call, Control, Env, Event, Job, JudgeOptions, Price, PriceTable,
-    ProviderConfig, ProviderKind, Status,
+    run_job, ApiKey, Budget, Call, Control, Env, Event, ItemKey, ItemRecord, Job, JudgeOptions,
+    Price, PriceTable, ProviderConfig, ProviderKind, Status,
 };
 use std::rc::Rc;
 
-/// Skipped items named in the estimate, at most.
-const SKIPPED_SHOWN: usize = 5;
+/// Re-asks after a reply that does not parse (the CLI's `--parse-retries` default; UMBRELA
+/// never re-asks).
+pub const PARSE_RETRIES: u32 = 3;
 /// Requests in flight at most, whatever the form says (the anchors use 1–8).
 pub const MAX_CONCURRENCY: u32 = 64;
 
@@ -33,7 +34,11 @@ pub fn kind_of(p: ProviderChoice) -> ProviderKind {
 
 /// Everything a job needs, checked and built before anything is sent.
 pub struct PreparedJob {
+    /// The first round (for most tasks the only one).
     pub job: Job,
+    /// Nugget creation's later rounds.
+    pub next_round: Option<NextRound>,
+    pub finish: Finish,
     pub config: ProviderConfig,
     pub opts: JudgeOptions,
     /// The result's file name.
@@ -74,73 +79,7 @@ impl Workspace {
         // From a page: Anthropic needs its browser-access header.
         config.browser = true;
 
-        let (_, topics_name, topics) = self
-            .judge_files
-            .topics
-            .as_ref()
-            .filter(|(id, _, _)| *id == spec.topics)
-            .ok_or("the topics file is no longer loaded")?;
-        let (_, passages_name, passages) = self
-            .judge_files
-            .passages
-            .as_ref()
-            .filter(|(id, _, _)| *id == spec.passages)
-            .ok_or("the passages file is no longer loaded")?;
-        let (_, run_name, run) = self
-            .runs
-            .iter()
-            .find(|(id, _, _)| *id == spec.run)
-            .ok_or("the run is no longer loaded")?;
-        let task = match spec.task {
-            JudgeTaskChoice::Umbrela => Umbrela::new(),
-        };
-        let mut items = Vec::new();
-        let (mut no_question, mut no_text) = (Vec::new(), Vec::new());
-        for topic in run.topics() {
-            let qid = topic.qid();
-            let Some(question) = topics.get(qid) else {
-                no_question.push(qid.to_string());
-                continue;
-            };
-            for (docno, _) in ranked_docnos(run, topic).into_iter().take(spec.k) {
-                let docno = String::from_utf8_lossy(docno);
-                match passages.get(docno.as_ref()) {
-                    Some(text) => items.push(task.item(qid, &docno, question, text)?),
-                    None => no_text.push(format!("{qid}/{docno}")),
-                }
-            }
-        }
-        let mut skipped = Vec::new();
-        let list = |v: &[String]| {
-            let mut s = v
-                .iter()
-                .take(SKIPPED_SHOWN)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ");
-            if v.len() > SKIPPED_SHOWN {
-                s.push_str(&format!(", … ({} in all)", v.len()));
-            }
-            s
-        };
-        if !no_question.is_empty() {
-            skipped.push(format!(
-                "queries of {run_name} without a question in {topics_name}: {}",
-                list(&no_question)
-            ));
-        }
-        if !no_text.is_empty() {
-            skipped.push(format!(
-                "passages of {run_name} without a text in {passages_name}: {}",
-                list(&no_text)
-            ));
-        }
-        if items.is_empty() {
-            return Err(format!(
-                "nothing to judge: no query of {run_name} has both a question in {topics_name} \
-                 and passage texts in {passages_name}"
-            ));
-        }
+        let built = self.build_task(&spec.inputs)?;
         let prices = PriceTable::builtin();
         let (price, price_note) = match prices.lookup(kind, &spec.model) {
             Some(p) => (
@@ -175,10 +114,12 @@ impl Workspace {
             .collect();
         Ok(PreparedJob {
             job: Job {
-                task: Rc::new(task),
-                items,
+                task: built.task,
+                items: built.items,
                 samples: 1,
             },
+            next_round: built.next_round,
+            finish: built.finish,
             opts: JudgeOptions {
                 concurrency: spec.concurrency.clamp(1, MAX_CONCURRENCY) as usize,
                 budget: Budget {
@@ -186,11 +127,12 @@ impl Workspace {
                     max_tokens: spec.max_tokens,
                 },
                 price,
+                parse_retries: PARSE_RETRIES,
                 ..JudgeOptions::default()
             },
             config,
-            name: format!("umbrela-{model_slug}.qrels"),
-            skipped,
+            name: format!("{}-{model_slug}.{}", built.stem, built.ext),
+            skipped: built.skipped,
             price_note,
         })
     }
@@ -250,8 +192,26 @@ fn unsent_on_cancel(attempts: u32, error: &str) -> bool {
     attempts == 0 && error.starts_with("cancelled")
 }
 
+/// The failures table's two columns: `qid`, and UMBRELA's `docno` or the key's other fields.
+fn failure_columns(key: &ItemKey) -> (String, String) {
+    let qid = key.get("qid").unwrap_or("").to_string();
+    let rest = match key.get("docno") {
+        Some(d) => d.to_string(),
+        None => key
+            .0
+            .iter()
+            .filter(|(k, _)| k != "qid")
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    (qid, rest)
+}
+
 /// Runs the job to its end, cancellation or budget, reporting through `send`; `now_s` is a
-/// clock in seconds for the ETA.
+/// clock in seconds for the ETA. A task with rounds (nugget creation) runs them one after the
+/// other, each round's items made from the previous round's records; the totals grow as rounds
+/// are made.
 pub async fn run(
     prepared: PreparedJob,
     env: Env,
@@ -260,64 +220,113 @@ pub async fn run(
     now_s: impl Fn() -> f64,
     send: impl Fn(JudgeResponse),
 ) {
+    let PreparedJob {
+        job,
+        mut next_round,
+        finish,
+        mut opts,
+        name,
+        ..
+    } = prepared;
     let started = now_s();
-    let total = prepared.job.items.len();
-    let mut last = JudgeProgress {
+    let mut round = job;
+    let mut all: Vec<ItemRecord> = Vec::new();
+    // Items and totals of the rounds before this one.
+    let mut before = JudgeProgress {
         job: job_id,
-        total,
-        cost: prepared.opts.price.map(|_| 0.0),
+        cost: opts.price.map(|_| 0.0),
         ..JudgeProgress::default()
     };
-    send(JudgeResponse::Progress(last.clone()));
-    let control_ref = &control;
-    let mut on_event = |event: Event| match event {
-        Event::Item(rec) if rec.status == Status::Failed => {
-            let error = rec.error.clone().unwrap_or_default();
-            if !unsent_on_cancel(rec.attempts, &error) {
-                send(JudgeResponse::Failure {
-                    job: job_id,
-                    failure: JudgeFailure {
-                        qid: rec.key.get("qid").unwrap_or("").to_string(),
-                        docno: rec.key.get("docno").unwrap_or("").to_string(),
-                        error,
-                        raw: rec.raw.clone(),
-                        attempts: rec.attempts,
-                    },
-                });
+    let mut stopped: Option<String>;
+    loop {
+        let total = before.total + round.items.len();
+        send(JudgeResponse::Progress(JudgeProgress {
+            total,
+            ..before.clone()
+        }));
+        let control_ref = &control;
+        let base = before.clone();
+        let mut last = JudgeProgress {
+            total,
+            ..base.clone()
+        };
+        let mut on_event = |event: Event| match event {
+            Event::Item(rec) if rec.status == Status::Failed => {
+                let error = rec.error.clone().unwrap_or_default();
+                if !unsent_on_cancel(rec.attempts, &error) {
+                    let (qid, docno) = failure_columns(&rec.key);
+                    send(JudgeResponse::Failure {
+                        job: job_id,
+                        failure: JudgeFailure {
+                            qid,
+                            docno,
+                            error,
+                            raw: rec.raw.clone(),
+                            attempts: rec.attempts,
+                        },
+                    });
+                }
             }
+            Event::Progress(p) => {
+                let done = base.done + p.done;
+                let fresh = done.saturating_sub(base.cached + p.cached);
+                let elapsed = now_s() - started;
+                last = JudgeProgress {
+                    job: job_id,
+                    total,
+                    done,
+                    cached: base.cached + p.cached,
+                    failed: base.failed + p.failed,
+                    input_tokens: base.input_tokens + p.input_tokens,
+                    output_tokens: base.output_tokens + p.output_tokens,
+                    cost: match (base.cost, p.cost) {
+                        (Some(a), Some(b)) => Some(a + b),
+                        (a, b) => a.or(b),
+                    },
+                    eta_s: (fresh > 0 && elapsed > 0.0)
+                        .then(|| (total - done) as f64 * elapsed / fresh as f64),
+                    paused: control_ref.state() == ragscope_judge::runner::ControlState::Paused,
+                };
+                send(JudgeResponse::Progress(last.clone()));
+            }
+            _ => {}
+        };
+        let summary = run_job(&round, &env, &opts, &control, &mut on_event).await;
+        before = JudgeProgress {
+            eta_s: None,
+            ..last
+        };
+        stopped = summary.stopped.clone();
+        let next = match (&mut next_round, &stopped) {
+            (Some(next), None) => next(&summary.records),
+            _ => Vec::new(),
+        };
+        all.extend(summary.records);
+        if next.is_empty() {
+            break;
         }
-        Event::Progress(p) => {
-            let fresh = p.done.saturating_sub(p.cached);
-            let elapsed = now_s() - started;
-            last = JudgeProgress {
-                job: job_id,
-                total,
-                done: p.done,
-                cached: p.cached,
-                failed: p.failed,
-                input_tokens: p.input_tokens,
-                output_tokens: p.output_tokens,
-                cost: p.cost,
-                eta_s: (fresh > 0 && elapsed > 0.0)
-                    .then(|| (total - p.done) as f64 * elapsed / fresh as f64),
-                paused: control_ref.state() == ragscope_judge::runner::ControlState::Paused,
-            };
-            send(JudgeResponse::Progress(last.clone()));
+        // The budget is the whole job's: later rounds get what the earlier ones left.
+        if let Some(m) = opts.budget.max_tokens.as_mut() {
+            *m = m.saturating_sub(before.input_tokens + before.output_tokens);
         }
-        _ => {}
-    };
-    let summary = run_job(&prepared.job, &env, &prepared.opts, &control, &mut on_event).await;
-    let judged = summary
-        .records
-        .iter()
-        .filter(|r| r.status == Status::Ok)
-        .count();
+        if let (Some(m), Some(spent)) = (opts.budget.max_cost.as_mut(), before.cost) {
+            *m = (*m - spent).max(0.0);
+        }
+        round = Job {
+            task: round.task.clone(),
+            items: next,
+            samples: round.samples,
+        };
+    }
+    let judged = all.iter().filter(|r| r.status == Status::Ok).count();
+    let (output, note) = finish(&all);
     send(JudgeResponse::Finished(JudgeOutcome {
         job: job_id,
-        name: prepared.name.clone(),
-        qrels: prepared.job.task.write_output(&summary.records),
+        name,
+        qrels: output,
+        note,
         judged,
-        failed: summary.records.len() - judged,
-        stopped: summary.stopped,
+        failed: all.len() - judged,
+        stopped,
     }));
 }

@@ -4,7 +4,7 @@
 
 use super::job;
 use crate::engine::Workspace;
-use crate::protocol::judges::{JudgeResponse, JudgeSpec, JudgeTaskChoice, ProviderChoice};
+use crate::protocol::judges::{JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs};
 use crate::protocol::{FileKind, Request, Response};
 use futures::future::LocalBoxFuture;
 use ragscope_judge::{
@@ -59,11 +59,12 @@ fn spec() -> JudgeSpec {
         concurrency: 2,
         max_cost: None,
         max_tokens: None,
-        task: JudgeTaskChoice::Umbrela,
-        topics: 1,
-        passages: 2,
-        run: 3,
-        k: 3,
+        inputs: TaskInputs::Umbrela {
+            topics: 1,
+            passages: 2,
+            run: 3,
+            k: 3,
+        },
     }
 }
 

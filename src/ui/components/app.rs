@@ -431,7 +431,8 @@ fn main_view() -> Html {
             <JudgesPage files={state.files.clone()} state={judges.clone()}
                 on_request={{ let bridge = bridge.clone(); Callback::from(move |r: JudgeRequest| bridge.send(Request::Judge(r))) }}
                 on_files={on_files.clone()} on_paste={on_paste.clone()} on_remove={on_remove.clone()}
-                next_id={{ let n = judge_ids.clone(); Callback::from(move |_| { let mut n = n.borrow_mut(); *n += 1; *n }) }} />
+                next_id={{ let n = judge_ids.clone(); Callback::from(move |_| { let mut n = n.borrow_mut(); *n += 1; *n }) }}
+                on_show_tab={{ let d = state.dispatcher(); Callback::from(move |t| d.dispatch(Action::SetTab(t))) }} />
         }),
         Route::Learn(page) => Some(html! { <LearnPage page={page.clone()} /> }),
     };

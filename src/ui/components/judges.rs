@@ -6,10 +6,11 @@
 
 use super::drop_zone::DropZone;
 use super::file_list::FileList;
-use crate::protocol::judges::{JudgeRequest, ProviderChoice, Secret};
+use super::judge_inputs::TaskInputsPanel;
+use crate::protocol::judges::{JudgeRequest, JudgeTaskChoice, ProviderChoice, Secret};
 use crate::ui::download;
 use crate::ui::judges_state::{JobPhase, JobView, JudgeAction, JudgeInputs, JudgeState};
-use crate::ui::state::{FileStatus, LoadedFile};
+use crate::ui::state::{FileStatus, LoadedFile, Tab};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -28,6 +29,9 @@ pub struct Props {
     pub on_remove: Callback<u32>,
     /// The next ticket or job id (unique for the page's lifetime).
     pub next_id: Callback<(), u32>,
+    /// Selects the Evaluate page's tab that shows a job's result (before the link goes there).
+    #[prop_or_default]
+    pub on_show_tab: Callback<Tab>,
 }
 
 fn input_value(e: &Event) -> String {
@@ -105,6 +109,7 @@ pub fn judges_page(props: &Props) -> Html {
     let form = &state.form;
     let spec = form.spec(&inputs);
     let estimate = state.current_estimate(&inputs).cloned();
+    let estimated_task = form.task;
     let running = state.running();
 
     let set_input = |make: fn(String) -> JudgeAction| {
@@ -117,12 +122,6 @@ pub fn judges_page(props: &Props) -> Html {
             if let Some(p) = ProviderChoice::from_slug(&select_value(&e)) {
                 d.dispatch(JudgeAction::SetProvider(p));
             }
-        })
-    };
-    let on_run = {
-        let d = state.dispatcher();
-        Callback::from(move |e: Event| {
-            d.dispatch(JudgeAction::SetRun(select_value(&e).parse().ok()));
         })
     };
     let on_remember = {
@@ -216,7 +215,7 @@ pub fn judges_page(props: &Props) -> Html {
         <section class="judges" aria-labelledby="judges-title">
             <h2 id="judges-title">{ "LLM judges" }</h2>
             <p class="hint">
-                { "Grade passages with a large language model: UMBRELA relevance (0–3) of each query's top-k passages in a run, written as TREC qrels. Requests go from this browser straight to the provider you choose, with your key, and only after you press Start. Replies are cached in this browser, so a rerun or a reload resumes without paying twice." }
+                { "Judge with a large language model: UMBRELA relevance (0–3) of a run's top-k passages (TREC qrels), AutoNuggetizer nuggets and their support in answers (nuggetizer JSONL), RAGElo pairwise battles (pairwise CSV), pointwise grades and citation support, each from the files loaded here; results are loaded at once into the Evaluate, Answers and Tournament views. Requests go from this browser straight to the provider you choose, with your key, and only after you press Start. Replies are cached in this browser, so a rerun or a reload resumes without paying twice." }
             </p>
             <DropZone on_files={props.on_files.clone()} on_paste={props.on_paste.clone()} />
             <FileList files={props.files.clone()} on_remove={props.on_remove.clone()} />
@@ -257,29 +256,7 @@ pub fn judges_page(props: &Props) -> Html {
                 </fieldset>
                 <fieldset disabled={running}>
                     <legend>{ "Task and inputs" }</legend>
-                    <label class="control wide">
-                        <span>{ "Task" }</span>
-                        <select id="judge-task">
-                            <option value="umbrela" selected=true>{ form.task.label() }</option>
-                        </select>
-                    </label>
-                    <p class="judge-inputs" id="judge-inputs">
-                        { "Topics: " }<strong>{ inputs.topics.as_ref().map_or("— load a topics TSV", |t| t.1.as_str()) }</strong>
-                        { " · Passages: " }<strong>{ inputs.passages.as_ref().map_or("— load a passages JSONL", |t| t.1.as_str()) }</strong>
-                    </p>
-                    <label class="control">
-                        <span>{ "Run" }</span>
-                        <select id="judge-run" onchange={on_run} disabled={inputs.runs.is_empty()}>
-                            { for inputs.runs.iter().enumerate().map(|(i, (id, name))| html! {
-                                <option value={id.to_string()}
-                                    selected={form.run == Some(*id) || (form.run.is_none() && i == 0)}>{ name }</option>
-                            }) }
-                        </select>
-                    </label>
-                    <label class="control narrow">
-                        <span>{ "Top k" }</span>
-                        <input id="judge-k" type="number" min="1" value={form.k.clone()} oninput={set_input(JudgeAction::SetK)} />
-                    </label>
+                    <TaskInputsPanel inputs={inputs.clone()} form={form.clone()} dispatch={state.dispatcher()} />
                 </fieldset>
                 <fieldset disabled={running}>
                     <legend>{ "Limits" }</legend>
@@ -317,8 +294,10 @@ pub fn judges_page(props: &Props) -> Html {
                 <section class="judge-estimate" id="judge-preview" aria-label="Estimate and first prompt"
                     data-requests={e.requests.to_string()} data-input-tokens={e.input_tokens.to_string()}>
                     <p id="judge-estimate-summary">
-                        { format!("{} requests for {} (query, passage) pairs to {} · about {} input + {} output tokens · ",
-                            e.requests, e.items, e.endpoint, e.input_tokens, e.output_tokens) }
+                        { format!("{} requests for {} {}{} to {} · about {} input + {} output tokens · ",
+                            e.requests, e.items, estimated_task.item_noun(),
+                            if estimated_task == JudgeTaskChoice::NuggetsCreate { ", later rounds not counted" } else { "" },
+                            e.endpoint, e.input_tokens, e.output_tokens) }
                         <strong>{ e.cost.map_or_else(|| "cost unknown".to_string(), |c| format!("about {}", money(c))) }</strong>
                         { format!(" ({})", e.price_note) }
                     </p>
@@ -338,7 +317,7 @@ pub fn judges_page(props: &Props) -> Html {
                 </section>
             }
             if let Some(job) = &state.job {
-                { job_view(job, on_pause, on_resume, on_cancel) }
+                { job_view(job, on_pause, on_resume, on_cancel, props.on_show_tab.clone()) }
             }
         </section>
     }
@@ -349,6 +328,7 @@ fn job_view(
     on_pause: Callback<MouseEvent>,
     on_resume: Callback<MouseEvent>,
     on_cancel: Callback<MouseEvent>,
+    on_show_tab: Callback<Tab>,
 ) -> Html {
     let p = &job.progress;
     let status = match job.phase {
@@ -373,11 +353,19 @@ fn job_view(
     if let Some(eta) = p.eta_s.filter(|_| job.phase == JobPhase::Running) {
         text.push_str(&format!(" · ETA {}", duration(eta)));
     }
+    let task = job.spec.task();
     let download = job.outcome.clone().map(|o| {
         Callback::from(move |_: MouseEvent| {
-            download::save_text(&o.name, "text/plain", &o.qrels);
+            let mime = if o.name.ends_with(".csv") {
+                "text/csv"
+            } else {
+                "text/plain"
+            };
+            download::save_text(&o.name, mime, &o.qrels);
         })
     });
+    let (what, view, tab) = result_words(task);
+    let on_view = tab.map(|t| Callback::from(move |_: MouseEvent| on_show_tab.emit(t)));
     html! {
         <section class="judge-job" id="judge-job" aria-live="polite" aria-label="Judge job"
             data-phase={status.to_lowercase()} data-done={p.done.to_string()} data-total={p.total.to_string()}
@@ -404,22 +392,29 @@ fn job_view(
             }
             if let Some(o) = &job.outcome {
                 <p id="judge-result" data-judged={o.judged.to_string()} data-failed={o.failed.to_string()}>
-                    { format!("{} graded, {} failed{}. ", o.judged, o.failed,
+                    { format!("{} {} judged, {} failed{}. ", o.judged, if task == JudgeTaskChoice::Umbrela { "passages" } else { "items" }, o.failed,
                         o.stopped.as_ref().map(|s| format!(" — stopped: {s}")).unwrap_or_default()) }
                     if o.judged > 0 {
-                        { format!("Loaded as {}: every view uses it now ", o.name) }
-                        <a href="#/">{ "(Evaluate)" }</a>{ ". " }
+                        if let Some(on_view) = on_view {
+                            { format!("Loaded as {}: ", o.name) }
+                            <a href="#/" id="judge-result-view" onclick={on_view}>{ view }</a>{ " shows it now. " }
+                        } else {
+                            <span id="judge-result-noview">{ view }</span>{ " " }
+                        }
                         <button id="judge-download" type="button" class="ghost" onclick={download.unwrap_or_default()}>
-                            { "Download qrels" }
+                            { format!("Download {what}") }
                         </button>
                     }
                 </p>
+                if let Some(note) = &o.note {
+                    <p class="hint" id="judge-result-note">{ note }</p>
+                }
             }
             if !job.failures.is_empty() {
-                <table class="judge-failures" id="judge-failures">
-                    <caption>{ format!("{} failed items (no grade was made up for them)", job.failures.len()) }</caption>
+                <table class={classes!("judge-failures", (task != JudgeTaskChoice::Umbrela).then_some("keyed"))} id="judge-failures">
+                    <caption>{ format!("{} failed items (no judgment was made up for them)", job.failures.len()) }</caption>
                     <thead><tr>
-                        <th scope="col">{ "qid" }</th><th scope="col">{ "docno" }</th>
+                        <th scope="col">{ "qid" }</th><th scope="col">{ if task == JudgeTaskChoice::Umbrela { "docno" } else { "item" } }</th>
                         <th scope="col">{ "error" }</th><th scope="col">{ "attempts" }</th>
                         <th scope="col">{ "raw reply" }</th>
                     </tr></thead>
@@ -444,5 +439,30 @@ fn job_view(
                 </table>
             }
         </section>
+    }
+}
+
+/// The result's name for the download button, the view that shows it (or why none does), and
+/// that view's tab.
+fn result_words(task: JudgeTaskChoice) -> (&'static str, &'static str, Option<Tab>) {
+    match task {
+        JudgeTaskChoice::Umbrela => ("qrels", "Evaluate (Scores)", Some(Tab::Scores)),
+        JudgeTaskChoice::NuggetsCreate | JudgeTaskChoice::NuggetsScore => {
+            ("nuggets JSONL", "Evaluate → Answers", Some(Tab::Answers))
+        }
+        JudgeTaskChoice::NuggetsAssign => {
+            ("assignments JSONL", "Evaluate → Answers", Some(Tab::Answers))
+        }
+        JudgeTaskChoice::Pairwise => ("pairwise CSV", "Evaluate → Tournament", Some(Tab::Tournament)),
+        JudgeTaskChoice::Pointwise => (
+            "grades CSV",
+            "No view shows pointwise grades yet: download the CSV (qid, agent, raw_answer, reasoning, score).",
+            None,
+        ),
+        JudgeTaskChoice::Citations => (
+            "citation scores JSONL",
+            "No view shows citation support yet: download the JSONL (run_id, qid, sentence, docid, support, score).",
+            None,
+        ),
     }
 }

@@ -9,6 +9,7 @@ pub mod drop_zone;
 pub mod error_panel;
 pub mod file_list;
 pub mod judge_batch;
+pub mod judge_inputs;
 pub mod judges;
 pub mod learn;
 pub mod nav;

@@ -1,12 +1,13 @@
 //! What the Judges panel does outside its reducer: keep or restore an API key (only when the
-//! user opted in), and load a finished job's qrels like any other file.
+//! user opted in), and load a finished job's result (qrels, nuggets, assignments, pairwise
+//! games) like any other file, so the Evaluate, Answers and Tournament views show it at once.
 
 use crate::ui::judge_keys;
 use crate::ui::judges_state::{JudgeAction, JudgeState};
 use yew::platform::spawn_local;
 use yew::prelude::*;
 
-/// `on_result(name, qrels text)` is called once per finished job that graded something.
+/// `on_result(name, text)` is called once per finished job that judged something.
 #[hook]
 pub fn use_judge_effects(
     judges: &UseReducerHandle<JudgeState>,
@@ -37,11 +38,13 @@ pub fn use_judge_effects(
             }
         },
     );
+    // Pointwise grades and citation scores have no view to load into: they are downloaded.
     let outcome = judges
         .job
         .as_ref()
+        .filter(|j| j.spec.task().result_is_loaded())
         .and_then(|j| j.outcome.clone())
-        .filter(|o| o.judged > 0);
+        .filter(|o| o.judged > 0 && !o.qrels.trim().is_empty());
     use_effect_with(outcome.as_ref().map(|o| o.job), move |_| {
         if let Some(o) = outcome {
             on_result.emit((o.name.clone(), o.qrels.clone()));
