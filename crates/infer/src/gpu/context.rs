@@ -122,13 +122,35 @@ impl GpuContext {
 
     /// Finds an adapter (high-performance preference) and opens a device with its real limits.
     pub async fn new() -> Result<GpuContext, GpuError> {
+        Self::open(wgpu::Features::empty()).await
+    }
+
+    /// `new`, plus timestamp queries where the adapter offers them (the kernel benchmark).
+    pub async fn new_profiling() -> Result<GpuContext, GpuError> {
+        Self::open(wgpu::Features::TIMESTAMP_QUERY).await
+    }
+
+    /// `new_profiling` for native callers.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new_blocking_profiling() -> Result<GpuContext, GpuError> {
+        pollster::block_on(Self::new_profiling())
+    }
+
+    /// True when the device was opened with timestamp queries.
+    pub fn has_timestamps(&self) -> bool {
+        self.device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+    }
+
+    async fn open(wanted: wgpu::Features) -> Result<GpuContext, GpuError> {
         let adapter = Self::adapter().await?;
         let summary = summarize(&adapter);
         let limits = adapter.limits();
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("ragscope"),
-                required_features: wgpu::Features::empty(),
+                required_features: wanted & adapter.features(),
                 required_limits: limits.clone(),
                 ..Default::default()
             })

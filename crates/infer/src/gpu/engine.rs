@@ -108,6 +108,17 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// Output tile of one matmul workgroup: (weight rows, tokens) (shaders/matmul.wgsl TN, TM).
+pub(crate) const MATMUL_TILE: (usize, usize) = (32, 32);
+
+/// The matmul grid: x over weight-row tiles, y over token tiles.
+pub(crate) fn matmul_groups(rows: usize, n_tok: usize) -> (u32, u32) {
+    (
+        rows.div_ceil(MATMUL_TILE.0) as u32,
+        n_tok.div_ceil(MATMUL_TILE.1) as u32,
+    )
+}
+
 /// Splits `n` workgroups into a 2-D grid within the 65,535-per-dimension limit.
 fn grid(n: usize) -> (u32, u32) {
     let gx = n.clamp(1, 32768);
@@ -534,8 +545,7 @@ impl GpuModel {
                 m.rows as u32,
                 *r0 as u32,
             ];
-            let groups = (n.div_ceil(32) as u32, n_tok.div_ceil(32) as u32);
-            self.op(ws, pass, k, &words, &[buf, x, y], groups);
+            self.op(ws, pass, k, &words, &[buf, x, y], matmul_groups(*n, n_tok));
         }
     }
 

@@ -16,6 +16,8 @@
 // Model::prefill's synchronous hook: native only (the browser awaits GpuModel::prefill).
 #[cfg(not(target_arch = "wasm32"))]
 mod backend;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod bench;
 mod context;
 mod engine;
 mod error;

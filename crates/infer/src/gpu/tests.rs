@@ -208,7 +208,7 @@ fn matmul_matches_twin_for_every_weight_type() {
                 &words,
                 &[repack_raw(ty, cols, &w), bytes_f32(&x), bytes_f32(&y)],
                 2,
-                (rows.div_ceil(32) as u32, n_tok.div_ceil(32) as u32),
+                super::engine::matmul_groups(rows, n_tok),
             );
             let got: Vec<f32> = (0..n_tok)
                 .flat_map(|t| got[t * stride + col0..t * stride + col0 + rows].to_vec())

@@ -1,0 +1,280 @@
+//! Timing single kernels on synthetic inputs (the `gpu_kernels_bench` example): each kernel is
+//! dispatched alone, as the engine dispatches it (same Params words, bindings and grid), on
+//! random weights/activations; no model file is needed. Timed with GPU timestamp queries
+//! around one compute pass of `reps` dispatches when the device has TIMESTAMP_QUERY, else by
+//! wall time around the same submit (after a warm-up), which then includes submit overhead.
+
+use super::context::{GpuContext, Kernel};
+use super::engine::matmul_groups;
+use super::error::GpuError;
+use super::layout::{repack_raw, row_words};
+use crate::gguf::GgmlType;
+use half::f16;
+use wgpu::util::DeviceExt;
+
+/// How long one dispatch took, and how that was measured.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelTime {
+    /// Seconds per dispatch (mean over the repetitions).
+    pub seconds: f64,
+    /// "gpu-timestamps" or "wall-clock".
+    pub timed_by: &'static str,
+}
+
+/// Benchmarks kernels on one device.
+pub struct KernelBench<'a> {
+    ctx: &'a GpuContext,
+    rng: u64,
+}
+
+impl<'a> KernelBench<'a> {
+    pub fn new(ctx: &'a GpuContext) -> Self {
+        KernelBench {
+            ctx,
+            rng: 0x9e37_79b9_7f4a_7c15,
+        }
+    }
+
+    fn next(&mut self) -> u32 {
+        self.rng = self
+            .rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.rng >> 33) as u32
+    }
+
+    /// Uniform in [-1, 1).
+    fn f(&mut self) -> f32 {
+        self.next() as f32 / (1u64 << 30) as f32 - 1.0
+    }
+
+    fn floats(&mut self, n: usize) -> Vec<u8> {
+        (0..n).flat_map(|_| self.f().to_le_bytes()).collect()
+    }
+
+    /// Random GGUF bytes for `rows` × `cols` weights of `ty`: random quants, small finite scales.
+    fn weights(&mut self, ty: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
+        match ty {
+            GgmlType::F32 => self.floats(rows * cols),
+            GgmlType::F16 | GgmlType::BF16 => (0..rows * cols)
+                .flat_map(|_| f16::from_f32(self.f()).to_bits().to_le_bytes())
+                .collect(),
+            _ => {
+                let mut out: Vec<u8> = (0..rows * ty.row_bytes(cols))
+                    .map(|_| self.next() as u8)
+                    .collect();
+                let scale_at: &[usize] = match ty {
+                    GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => &[0],
+                    GgmlType::Q6K => &[208],
+                    _ => &[0, 2],
+                };
+                for blk in out.chunks_exact_mut(ty.block_bytes()) {
+                    for &at in scale_at {
+                        let v = f16::from_f32(0.01).to_bits().to_le_bytes();
+                        blk[at..at + 2].copy_from_slice(&v);
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// y[m × n] = x[m × k] · W[n × k]ᵀ with W of type `ty`, as engine.rs dispatches it.
+    pub fn matmul(
+        &mut self,
+        ty: GgmlType,
+        m: usize,
+        n: usize,
+        k: usize,
+        reps: usize,
+    ) -> Result<KernelTime, GpuError> {
+        let w = repack_raw(ty, k, &self.weights(ty, n, k));
+        let x = self.floats(m * k);
+        let y = vec![0u8; 4 * m * n];
+        let words = [
+            m as u32,
+            n as u32,
+            k as u32,
+            row_words(ty, k) as u32,
+            n as u32,
+            0,
+        ];
+        let kern = &self.ctx.kernels.matmul[&ty];
+        self.time(kern, &words, &[w, x, y], matmul_groups(n, m), reps)
+    }
+
+    /// Causal GQA attention over `n_prompts` packed prompts of `len` tokens each.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention(
+        &mut self,
+        n_prompts: usize,
+        len: usize,
+        n_head: usize,
+        n_kv: usize,
+        hd: usize,
+        reps: usize,
+    ) -> Result<KernelTime, GpuError> {
+        let n_tok = n_prompts * len;
+        let (q_dim, kv_dim) = (n_head * hd, n_kv * hd);
+        let start: Vec<u8> = (0..n_tok)
+            .flat_map(|t| ((t / len * len) as u32).to_le_bytes())
+            .collect();
+        let scale = 1.0 / (hd as f32).sqrt();
+        let words = [
+            n_tok as u32,
+            n_head as u32,
+            hd as u32,
+            q_dim as u32,
+            kv_dim as u32,
+            (n_head / n_kv) as u32,
+            scale.to_bits(),
+        ];
+        let bufs = [
+            self.floats(n_tok * q_dim),
+            self.floats(n_tok * kv_dim),
+            self.floats(n_tok * kv_dim),
+            start,
+            vec![0u8; 4 * n_tok * q_dim],
+        ];
+        let groups = (n_tok.div_ceil(64) as u32, n_head as u32);
+        let kern = &self.ctx.kernels.attention;
+        self.time(kern, &words, &bufs, groups, reps)
+    }
+
+    /// RMSNorm of `rows` rows of `dim`.
+    pub fn rms_norm(
+        &mut self,
+        rows: usize,
+        dim: usize,
+        reps: usize,
+    ) -> Result<KernelTime, GpuError> {
+        let gx = rows.clamp(1, 32768);
+        let gy = rows.div_ceil(gx).max(1);
+        let words = [rows as u32, dim as u32, 1e-5f32.to_bits(), gx as u32];
+        let bufs = [
+            self.floats(rows * dim),
+            self.floats(dim),
+            vec![0u8; 4 * rows * dim],
+        ];
+        let kern = &self.ctx.kernels.rms_norm;
+        self.time(kern, &words, &bufs, (gx as u32, gy as u32), reps)
+    }
+
+    fn time(
+        &self,
+        k: &Kernel,
+        words: &[u32],
+        bufs: &[Vec<u8>],
+        groups: (u32, u32),
+        reps: usize,
+    ) -> Result<KernelTime, GpuError> {
+        let dev = &self.ctx.device;
+        let mut w = words.to_vec();
+        w.resize(8, 0);
+        let wb: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let params = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: None,
+            contents: &wb,
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let buffers: Vec<wgpu::Buffer> = bufs
+            .iter()
+            .map(|b| {
+                dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: None,
+                    contents: b,
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+            })
+            .collect();
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: params.as_entire_binding(),
+        }];
+        for (i, b) in buffers.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: i as u32 + 1,
+                resource: b.as_entire_binding(),
+            });
+        }
+        let bg = dev.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: None,
+            layout: &k.layout,
+            entries: &entries,
+        });
+        let stamps = self.ctx.has_timestamps();
+        let query = stamps.then(|| {
+            dev.create_query_set(&wgpu::QuerySetDescriptor {
+                label: None,
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            })
+        });
+        let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let submit = |n: usize, timed: bool| -> Result<f64, GpuError> {
+            let mut enc = dev.create_command_encoder(&Default::default());
+            {
+                let tw =
+                    query
+                        .as_ref()
+                        .filter(|_| timed)
+                        .map(|q| wgpu::ComputePassTimestampWrites {
+                            query_set: q,
+                            beginning_of_pass_write_index: Some(0),
+                            end_of_pass_write_index: Some(1),
+                        });
+                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: None,
+                    timestamp_writes: tw,
+                });
+                pass.set_pipeline(&k.pipeline);
+                pass.set_bind_group(0, &bg, &[]);
+                for _ in 0..n {
+                    pass.dispatch_workgroups(groups.0, groups.1, 1);
+                }
+            }
+            if let (Some(q), true) = (&query, timed) {
+                enc.resolve_query_set(q, 0..2, &resolve, 0);
+                enc.copy_buffer_to_buffer(&resolve, 0, &staging, 0, 16);
+            }
+            let t0 = std::time::Instant::now();
+            self.ctx.queue.submit([enc.finish()]);
+            if timed && query.is_some() {
+                // The timestamps are two u64 ticks; read back as four raw 32-bit words.
+                let raw = pollster::block_on(super::readback::read_f32(self.ctx, &staging, 16))?;
+                let tick =
+                    |i: usize| raw[i].to_bits() as u64 | ((raw[i + 1].to_bits() as u64) << 32);
+                let ns = tick(2).wrapping_sub(tick(0)) as f64
+                    * self.ctx.queue.get_timestamp_period() as f64;
+                return Ok(ns * 1e-9);
+            }
+            dev.poll(wgpu::PollType::wait_indefinitely())
+                .map_err(|e| GpuError::Device(format!("waiting for the GPU: {e}")))?;
+            Ok(t0.elapsed().as_secs_f64())
+        };
+        submit(reps.div_ceil(4).max(1), false)?;
+        let total = submit(reps, true)?;
+        if let Some(e) = self.ctx.take_failure() {
+            return Err(e);
+        }
+        Ok(KernelTime {
+            seconds: total / reps as f64,
+            timed_by: if stamps {
+                "gpu-timestamps"
+            } else {
+                "wall-clock"
+            },
+        })
+    }
+}
