@@ -2,7 +2,7 @@
 //! limits (not WebGPU's defaults), so bindings can use all the storage-buffer size it offers.
 
 use super::error::GpuError;
-use super::layout::{dequant_fn, GPU_TYPES};
+use super::layout::{dequant8_fn, dequant_fn, GPU_TYPES};
 use crate::gguf::GgmlType;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -310,11 +310,13 @@ fn kernel(
 }
 
 /// The WGSL source of the matmul for one weight type: dequant.wgsl's functions, a `dequant`
-/// alias for the type, then the tile shader (which declares the `w` binding they read).
+/// and `dequant8` alias for the type, then the tile shader (which declares the `w` binding they read).
 pub fn matmul_source(ty: GgmlType) -> String {
     format!(
-        "{MATMUL_WGSL}\n{DEQUANT_WGSL}\nfn dequant(row: u32, k: u32) -> f32 {{\n    return {}(row, k);\n}}\n",
-        dequant_fn(ty)
+        "{MATMUL_WGSL}\n{DEQUANT_WGSL}\nfn dequant(row: u32, k: u32) -> f32 {{\n    return {}(row, k);\n}}\n\
+         fn dequant8(row: u32, k: u32) -> array<f32, 8> {{\n    return {}(row, k);\n}}\n",
+        dequant_fn(ty),
+        dequant8_fn(ty)
     )
 }
 

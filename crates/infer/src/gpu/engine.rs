@@ -109,7 +109,7 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 }
 
 /// Output tile of one matmul workgroup: (weight rows, tokens) (shaders/matmul.wgsl TN, TM).
-pub(crate) const MATMUL_TILE: (usize, usize) = (32, 32);
+pub(crate) const MATMUL_TILE: (usize, usize) = (64, 64);
 
 /// The matmul grid: x over weight-row tiles, y over token tiles.
 pub(crate) fn matmul_groups(rows: usize, n_tok: usize) -> (u32, u32) {

@@ -1,5 +1,5 @@
 //! Each WGSL kernel against its CPU twin (twin.rs) on random inputs whose shapes do not divide
-//! the tiles (32×32 matmul tiles and K steps, 64-token attention workgroups, 8-key tiles).
+//! the tiles (64×64 matmul tiles, 32-wide K steps, 64-token attention workgroups, 8-key tiles).
 //! Without a GPU adapter (e.g. no lavapipe) each test prints `SKIPPED: ...` and asserts nothing.
 
 use super::context::{GpuContext, Kernel};
@@ -186,6 +186,8 @@ fn matmul_matches_twin_for_every_weight_type() {
             (col_choices[0], 5, 7),
             (col_choices[1], 33, 45),
             (col_choices[0], 1, 33),
+            // Straddles the 64x64 tiles and the 32-wide K steps.
+            (col_choices[1], 70, 65),
         ] {
             let w = random_weights(&mut rng, ty, rows, cols);
             let x = rng.vec(n_tok * cols);
