@@ -4,6 +4,7 @@
 //!
 //! cargo run --release -p ragscope-infer --features gpu --example gpu_kernels_bench -- \
 //!     [--peak-gflops 67000] [--reps 20] [--tokens 2048] [--types Q4_1,Q8_0] [--quick]
+//!     [--matmul-wgsl variant.wgsl --tile 64x128] [--no-attention]
 //!
 //! GFLOP/s = 2·M·N·K / time for the matmuls (M tokens, N weight rows, K columns); attention
 //! counts 4·hd per (query, key) pair over the causal triangle. Times come from GPU timestamp
@@ -56,6 +57,21 @@ fn main() {
             "timestamps": ctx.has_timestamps()})
     );
     let mut b = KernelBench::new(&ctx);
+    // Tuning: --matmul-wgsl FILE --tile ROWSxTOKENS times a variant of shaders/matmul.wgsl.
+    if let Some(path) = arg(&args, "--matmul-wgsl") {
+        let src = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            eprintln!("{path}: {e}");
+            std::process::exit(1)
+        });
+        let tile = arg(&args, "--tile").unwrap_or_else(|| "64x64".into());
+        let mut it = tile.split('x').map(|v| v.parse::<usize>().unwrap_or(64));
+        let (tn, tm) = (it.next().unwrap_or(64), it.next().unwrap_or(64));
+        println!(
+            "{}",
+            serde_json::json!({"matmul_variant": path, "tile_rows_x_tokens": tile})
+        );
+        b = b.with_matmul_variant(src, (tn, tm));
+    }
     let report = |kernel: &str,
                   shape: serde_json::Value,
                   flops: f64,
@@ -109,8 +125,9 @@ fn main() {
         }
     }
     // Attention: SmolLM2-135M heads (9 query, 3 KV, hd 64), one long or many 400-token prompts.
+    let attention = !args.iter().any(|a| a == "--no-attention");
     for (n_p, len) in [(1, m), (m / 400, 400), (m / 50, 50)] {
-        if n_p == 0 {
+        if n_p == 0 || !attention {
             continue;
         }
         let pairs = (n_p * len * (len + 1) / 2) as f64;

@@ -4,7 +4,7 @@
 //! around one compute pass of `reps` dispatches when the device has TIMESTAMP_QUERY, else by
 //! wall time around the same submit (after a warm-up), which then includes submit overhead.
 
-use super::context::{GpuContext, Kernel};
+use super::context::{kernel, matmul_source_from, GpuContext, Kernel, Slot};
 use super::engine::matmul_groups;
 use super::error::GpuError;
 use super::layout::{repack_raw, row_words};
@@ -25,6 +25,8 @@ pub struct KernelTime {
 pub struct KernelBench<'a> {
     ctx: &'a GpuContext,
     rng: u64,
+    /// A matmul tile shader to time instead of the built-in one, with its (rows, tokens) tile.
+    variant: Option<(String, (usize, usize))>,
 }
 
 impl<'a> KernelBench<'a> {
@@ -32,7 +34,15 @@ impl<'a> KernelBench<'a> {
         KernelBench {
             ctx,
             rng: 0x9e37_79b9_7f4a_7c15,
+            variant: None,
         }
+    }
+
+    /// Times `tile_shader` (a matmul.wgsl variant, same bindings and Params) instead of the
+    /// built-in matmul; `tile` = (weight rows, tokens) per workgroup. Tuning aid only.
+    pub fn with_matmul_variant(mut self, tile_shader: String, tile: (usize, usize)) -> Self {
+        self.variant = Some((tile_shader, tile));
+        self
     }
 
     fn next(&mut self) -> u32 {
@@ -99,8 +109,24 @@ impl<'a> KernelBench<'a> {
             n as u32,
             0,
         ];
-        let kern = &self.ctx.kernels.matmul[&ty];
-        self.time(kern, &words, &[w, x, y], matmul_groups(n, m), reps)
+        let bufs = [w, x, y];
+        match &self.variant {
+            None => {
+                let kern = &self.ctx.kernels.matmul[&ty];
+                self.time(kern, &words, &bufs, matmul_groups(n, m), reps)
+            }
+            Some((src, (tn, tm))) => {
+                let dev = &self.ctx.device;
+                let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("matmul variant"),
+                    source: wgpu::ShaderSource::Wgsl(matmul_source_from(src, ty).into()),
+                });
+                use Slot::*;
+                let kern = kernel(dev, &module, "main", &[Uniform, Read, Read, ReadWrite]);
+                let groups = (n.div_ceil(*tn) as u32, m.div_ceil(*tm) as u32);
+                self.time(&kern, &words, &bufs, groups, reps)
+            }
+        }
     }
 
     /// Causal GQA attention over `n_prompts` packed prompts of `len` tokens each.

@@ -279,7 +279,7 @@ fn layout_entries(slots: &[Slot]) -> Vec<wgpu::BindGroupLayoutEntry> {
         .collect()
 }
 
-fn kernel(
+pub(crate) fn kernel(
     device: &wgpu::Device,
     module: &wgpu::ShaderModule,
     entry: &str,
@@ -312,12 +312,53 @@ fn kernel(
 /// The WGSL source of the matmul for one weight type: dequant.wgsl's functions, a `dequant`
 /// and `dequant8` alias for the type, then the tile shader (which declares the `w` binding they read).
 pub fn matmul_source(ty: GgmlType) -> String {
+    matmul_source_from(MATMUL_WGSL, ty)
+}
+
+/// `matmul_source` for another tile shader (the kernel benchmark tries variants with it).
+pub fn matmul_source_from(tile_shader: &str, ty: GgmlType) -> String {
     format!(
-        "{MATMUL_WGSL}\n{DEQUANT_WGSL}\nfn dequant(row: u32, k: u32) -> f32 {{\n    return {}(row, k);\n}}\n\
+        "{}\n{DEQUANT_WGSL}\nfn dequant(row: u32, k: u32) -> f32 {{\n    return {}(row, k);\n}}\n\
          fn dequant8(row: u32, k: u32) -> array<f32, 8> {{\n    return {}(row, k);\n}}\n",
+        unroll(tile_shader),
         dequant_fn(ty),
         dequant8_fn(ty)
     )
+}
+
+/// Expands `// @unroll N ...` … `// @end` blocks: the lines between are written N times with
+/// `#` replaced by 0..N-1. WGSL has no unroll attribute, and naga bounds every loop with an
+/// iteration counter that the driver then cannot unroll away: the matmul's inner loops are
+/// written out instead.
+pub fn unroll(src: &str) -> String {
+    let mut out = String::with_capacity(src.len() * 4);
+    let mut block: Option<(usize, Vec<&str>)> = None;
+    for line in src.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("// @unroll ") {
+            let n = rest
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            block = Some((n, Vec::new()));
+        } else if t.starts_with("// @end") {
+            if let Some((n, lines)) = block.take() {
+                for i in 0..n {
+                    for l in &lines {
+                        out.push_str(&l.replace('#', &i.to_string()));
+                        out.push('\n');
+                    }
+                }
+            }
+        } else if let Some((_, lines)) = block.as_mut() {
+            lines.push(line);
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Every shader module's source with a label (compiled in Chrome by the wasm test too).

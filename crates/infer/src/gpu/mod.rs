@@ -30,6 +30,8 @@ mod tests;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::{GpuBackend, GpuPolicy};
-pub use context::{all_shader_sources, matmul_source, AdapterSummary, GpuContext};
+pub use context::{
+    all_shader_sources, matmul_source, matmul_source_from, AdapterSummary, GpuContext,
+};
 pub use engine::{GpuModel, GPU_ARCHS, MAX_BATCH_TOKENS, MAX_HEAD_DIM};
 pub use error::GpuError;

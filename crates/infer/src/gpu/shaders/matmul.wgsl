@@ -12,6 +12,7 @@
 // (The former 32x32 tile with 8x8 threads read ws/xs with a 128-word stride: 8-way bank
 // conflicts that held every type, F32 included, to ~0.35 TFLOP/s on an H100.)
 // Shapes need not divide the tiles: out-of-range loads read 0 and stores are skipped.
+// Lines between `// @unroll N` and `// @end` are repeated N times by the host with # = 0..N-1.
 // The host prepends `fn dequant(row_base: u32, k: u32) -> f32` and
 // `fn dequant8(row_base: u32, k: u32) -> array<f32, 8>` (dequant.wgsl's dq_* / dq8_*).
 
@@ -56,24 +57,20 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let w_base = r_ld * p.row_words;
     let lv = lane / 4u;
     let lc = lane % 4u;
-    var acc: array<vec4<f32>, 4>;
-    for (var i = 0u; i < 4u; i++) {
-        acc[i] = vec4<f32>(0.0);
-    }
+    var acc0 = vec4<f32>(0.0);
+    var acc1 = vec4<f32>(0.0);
+    var acc2 = vec4<f32>(0.0);
+    var acc3 = vec4<f32>(0.0);
     let n_steps = (p.k + TK - 1u) / TK;
     for (var s = 0u; s < n_steps; s++) {
         let kb = s * TK + seg * 8u;
-        var xv: array<f32, 8>;
-        var wv: array<f32, 8>;
-        for (var e = 0u; e < 8u; e++) {
-            xv[e] = 0.0;
-            wv[e] = 0.0;
-        }
+        var xv = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        var wv = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         if (kb + 8u <= p.k) {
             if (x_ok) {
-                for (var e = 0u; e < 8u; e++) {
-                    xv[e] = x[x_base + kb + e];
-                }
+                // @unroll 8 e=#
+                    xv[#] = x[x_base + kb + #];
+                // @end
             }
             if (w_ok) {
                 wv = dequant8(w_base, kb);
@@ -90,22 +87,24 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
                 }
             }
         }
-        for (var e = 0u; e < 8u; e++) {
-            let at = (seg * 8u + e) * 16u + lv;
-            xs[at][lc] = xv[e];
-            ws[at][lc] = wv[e];
-        }
+        // @unroll 8 e=#
+            xs[(seg * 8u + #) * 16u + lv][lc] = xv[#];
+            ws[(seg * 8u + #) * 16u + lv][lc] = wv[#];
+        // @end
         workgroupBarrier();
-        for (var kk = 0u; kk < TK; kk++) {
-            let a = xs[kk * 16u + lid.y];
-            let b = ws[kk * 16u + lid.x];
-            acc[0] = fma(vec4<f32>(a.x), b, acc[0]);
-            acc[1] = fma(vec4<f32>(a.y), b, acc[1]);
-            acc[2] = fma(vec4<f32>(a.z), b, acc[2]);
-            acc[3] = fma(vec4<f32>(a.w), b, acc[3]);
-        }
+        // Unrolled by the host (context.rs): naga guards every loop with an iteration counter
+        // (wgpu's loop bounding), which in this innermost loop cost more than the FMAs.
+        // @unroll 32 kk=#
+            let a# = xs[# * 16u + lid.y];
+            let b# = ws[# * 16u + lid.x];
+            acc0 = fma(vec4<f32>(a#.x), b#, acc0);
+            acc1 = fma(vec4<f32>(a#.y), b#, acc1);
+            acc2 = fma(vec4<f32>(a#.z), b#, acc2);
+            acc3 = fma(vec4<f32>(a#.w), b#, acc3);
+        // @end
         workgroupBarrier();
     }
+    let accs = array<vec4<f32>, 4>(acc0, acc1, acc2, acc3);
     for (var i = 0u; i < 4u; i++) {
         let t = t0 + lid.y * 4u + i;
         if (t < p.n_tok) {
@@ -113,7 +112,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             for (var j = 0u; j < 4u; j++) {
                 let r = r0 + lid.x * 4u + j;
                 if (r < p.n_rows) {
-                    y[row + r] = acc[i][j];
+                    y[row + r] = accs[i][j];
                 }
             }
         }
