@@ -136,9 +136,9 @@ impl GpuModel {
                 GPU_ARCHS.join(", ")
             )));
         }
-        if cfg.head_dim > MAX_HEAD_DIM {
+        if cfg.head_dim > MAX_HEAD_DIM || cfg.head_dim % 4 != 0 {
             return Err(GpuError::Unsupported(format!(
-                "head size {} (at most {MAX_HEAD_DIM})",
+                "head size {} (at most {MAX_HEAD_DIM}, a multiple of 4: attention.wgsl reads vec4s)",
                 cfg.head_dim
             )));
         }
