@@ -136,7 +136,7 @@ impl GpuModel {
                 GPU_ARCHS.join(", ")
             )));
         }
-        if cfg.head_dim > MAX_HEAD_DIM || cfg.head_dim % 4 != 0 {
+        if cfg.head_dim > MAX_HEAD_DIM || !cfg.head_dim.is_multiple_of(4) {
             return Err(GpuError::Unsupported(format!(
                 "head size {} (at most {MAX_HEAD_DIM}, a multiple of 4: attention.wgsl reads vec4s)",
                 cfg.head_dim
