@@ -425,3 +425,14 @@ fn softmax_pick_matches_twin() {
         }
     }
 }
+
+#[test]
+fn unroll_writes_out_the_marked_blocks() {
+    let src = "a\n    // @unroll 3 i=#\n    x# = y[#];\n    // @end\nb\n";
+    assert_eq!(
+        super::context::unroll(src),
+        "a\n    x0 = y[0];\n    x1 = y[1];\n    x2 = y[2];\nb\n"
+    );
+    let mm = super::context::matmul_source(GgmlType::Q4_1);
+    assert!(mm.contains("let b31 = ") && !mm.contains("let b# ") && !mm.contains("b32"));
+}

@@ -74,8 +74,10 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     var m = NEG_BIG;
     var l = 0.0;
     for (var k0 = lo; k0 <= hi; k0 += kt_n) {
-        // Stage kt_n keys and values of this KV head.
-        for (var e = lid.x; e < kt_n * hd4; e += 64u) {
+        // Stage up to kt_n keys and values of this KV head (only keys <= hi: short prompts on
+        // CPU emulators of a GPU would otherwise stage whole tiles of zeros).
+        let n_keys = min(kt_n, hi + 1u - k0);
+        for (var e = lid.x; e < n_keys * hd4; e += 64u) {
             let j = e / hd4;
             let d4 = e % hd4;
             var kv = vec4<f32>(0.0);
@@ -90,7 +92,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         }
         workgroupBarrier();
         if (valid) {
-            for (var j = 0u; j < kt_n; j++) {
+            for (var j = 0u; j < n_keys; j++) {
                 let key = k0 + j;
                 if (key >= my_start && key <= t) {
                     var s = 0.0;
