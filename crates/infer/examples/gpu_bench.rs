@@ -44,7 +44,7 @@ fn main() {
     let (g, src) = GgufFile::open(std::path::Path::new(&model_path)).unwrap_or_else(|e| fail(e));
     let model = Model::load(&g, &src).unwrap_or_else(|e| fail(e));
     let tok = Tokenizer::from_gguf(&g).unwrap_or_else(|e| fail(e));
-    let ctx = GpuContext::new_blocking().unwrap_or_else(|e| fail(e));
+    let ctx = GpuContext::new_blocking_profiling().unwrap_or_else(|e| fail(e));
     let adapter = ctx.summary.to_string();
     println!("GPU adapter: {adapter}");
     let gpu = GpuModel::upload(ctx, &model).unwrap_or_else(|e| fail(e));

@@ -1,206 +1,306 @@
-//! The matmul kernels alone, for `cargo xtask bench infer`: each prefill GEMM of the first layer
-//! (and the LM head's first vocabulary slice) with `m` activation rows, timed on the GPU with
-//! timestamp queries around a pass of repeated dispatches when the adapter has them, else by the
-//! wall time from submit to completion (labelled so; it includes the submit's overhead). The
-//! achieved FLOP/s is 2·M·N·K per product over its time: compared with the GPU's peak f32
-//! FLOP/s it gives the fraction of peak the tiled matmul reaches.
+//! Timing single kernels on synthetic inputs (the `gpu_kernels_bench` example): each kernel is
+//! dispatched alone, as the engine dispatches it (same Params words, bindings and grid), on
+//! random weights/activations; no model file is needed. Timed with GPU timestamp queries
+//! around one compute pass of `reps` dispatches when the device has TIMESTAMP_QUERY, else by
+//! wall time around the same submit (after a warm-up), which then includes submit overhead.
 
-use super::engine::{GpuMatrix, GpuModel};
+use super::context::{kernel, matmul_source_from, GpuContext, Kernel, Slot};
+use super::engine::matmul_groups;
 use super::error::GpuError;
-use std::time::Instant;
+use super::layout::{repack_raw, row_words};
+use crate::gguf::GgmlType;
+use half::f16;
 use wgpu::util::DeviceExt;
 
-/// One GEMM's timing: y (m × n) = x (m × k) · Wᵀ, W in its GGUF type.
-#[derive(Debug, Clone)]
-pub struct MatmulTiming {
-    pub name: String,
-    pub ty: String,
-    pub m: usize,
-    pub n: usize,
-    pub k: usize,
-    /// Products in the timed pass.
-    pub reps: usize,
-    /// Seconds per product.
+/// How long one dispatch took, and how that was measured.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelTime {
+    /// Seconds per dispatch (mean over the repetitions).
     pub seconds: f64,
-    /// "timestamp queries" (GPU time of the pass) or "wall time" (submit to completion).
-    pub timer: &'static str,
+    /// "gpu-timestamps" or "wall-clock".
+    pub timed_by: &'static str,
 }
 
-impl MatmulTiming {
-    pub fn flops_per_s(&self) -> f64 {
-        2.0 * self.m as f64 * self.n as f64 * self.k as f64 / self.seconds
-    }
+/// Benchmarks kernels on one device.
+pub struct KernelBench<'a> {
+    ctx: &'a GpuContext,
+    rng: u64,
+    /// A matmul tile shader to time instead of the built-in one, with its (rows, tokens) tile.
+    variant: Option<(String, (usize, usize))>,
 }
 
-/// Seconds one timed submit may take at most (far below drivers' watchdogs).
-const SUBMIT_BUDGET_S: f64 = 0.25;
-
-impl GpuModel {
-    /// Times the first layer's matmuls and the LM head with `m` rows, up to `reps` products each.
-    pub fn bench_matmuls(&self, m: usize, reps: usize) -> Result<Vec<MatmulTiming>, GpuError> {
-        let Some(l) = self.layers.first() else {
-            return Ok(Vec::new());
-        };
-        let mats: [(&str, &GpuMatrix); 8] = [
-            ("attn_q", &l.wq),
-            ("attn_k", &l.wk),
-            ("attn_v", &l.wv),
-            ("attn_output", &l.wo),
-            ("ffn_gate", &l.w_gate),
-            ("ffn_up", &l.w_up),
-            ("ffn_down", &l.w_down),
-            ("output (first slice)", &self.lm_head),
-        ];
-        mats.iter()
-            .map(|(name, mat)| self.time_matrix(name, mat, m, reps.max(1)))
-            .collect()
+impl<'a> KernelBench<'a> {
+    pub fn new(ctx: &'a GpuContext) -> Self {
+        KernelBench {
+            ctx,
+            rng: 0x9e37_79b9_7f4a_7c15,
+            variant: None,
+        }
     }
 
-    fn time_matrix(
-        &self,
-        name: &str,
-        mat: &GpuMatrix,
+    /// Times `tile_shader` (a matmul.wgsl variant, same bindings and Params) instead of the
+    /// built-in matmul; `tile` = (weight rows, tokens) per workgroup. Tuning aid only.
+    pub fn with_matmul_variant(mut self, tile_shader: String, tile: (usize, usize)) -> Self {
+        self.variant = Some((tile_shader, tile));
+        self
+    }
+
+    fn next(&mut self) -> u32 {
+        self.rng = self
+            .rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.rng >> 33) as u32
+    }
+
+    /// Uniform in [-1, 1).
+    fn f(&mut self) -> f32 {
+        self.next() as f32 / (1u64 << 30) as f32 - 1.0
+    }
+
+    fn floats(&mut self, n: usize) -> Vec<u8> {
+        (0..n).flat_map(|_| self.f().to_le_bytes()).collect()
+    }
+
+    /// Random GGUF bytes for `rows` × `cols` weights of `ty`: random quants, small finite scales.
+    fn weights(&mut self, ty: GgmlType, rows: usize, cols: usize) -> Vec<u8> {
+        match ty {
+            GgmlType::F32 => self.floats(rows * cols),
+            GgmlType::F16 | GgmlType::BF16 => (0..rows * cols)
+                .flat_map(|_| f16::from_f32(self.f()).to_bits().to_le_bytes())
+                .collect(),
+            _ => {
+                let mut out: Vec<u8> = (0..rows * ty.row_bytes(cols))
+                    .map(|_| self.next() as u8)
+                    .collect();
+                let scale_at: &[usize] = match ty {
+                    GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::Q8_0 => &[0],
+                    GgmlType::Q6K => &[208],
+                    _ => &[0, 2],
+                };
+                for blk in out.chunks_exact_mut(ty.block_bytes()) {
+                    for &at in scale_at {
+                        let v = f16::from_f32(0.01).to_bits().to_le_bytes();
+                        blk[at..at + 2].copy_from_slice(&v);
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// y[m × n] = x[m × k] · W[n × k]ᵀ with W of type `ty`, as engine.rs dispatches it.
+    pub fn matmul(
+        &mut self,
+        ty: GgmlType,
         m: usize,
+        n: usize,
+        k: usize,
         reps: usize,
-    ) -> Result<MatmulTiming, GpuError> {
-        let ctx = self.context();
-        let dev = &ctx.device;
-        let Some((w, _, n)) = mat.chunks.first() else {
-            return Err(GpuError::Device(format!("{name}: no rows")));
-        };
-        let (n, k) = (*n, mat.cols);
-        let max = ctx.max_binding() as usize;
-        let m = m.min(max / (4 * k)).min(max / (4 * n)).max(1);
-        let x: Vec<u8> = (0..m * k)
-            .flat_map(|i| (((i * 7919) % 1000) as f32 / 1000.0 - 0.5).to_le_bytes())
+    ) -> Result<KernelTime, GpuError> {
+        let w = repack_raw(ty, k, &self.weights(ty, n, k));
+        let x = self.floats(m * k);
+        let y = vec![0u8; 4 * m * n];
+        let words = [
+            m as u32,
+            n as u32,
+            k as u32,
+            row_words(ty, k) as u32,
+            n as u32,
+            0,
+        ];
+        let bufs = [w, x, y];
+        match &self.variant {
+            None => {
+                let kern = &self.ctx.kernels.matmul[&ty];
+                self.time(kern, &words, &bufs, matmul_groups(n, m), reps)
+            }
+            Some((src, (tn, tm))) => {
+                let dev = &self.ctx.device;
+                let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+                    label: Some("matmul variant"),
+                    source: wgpu::ShaderSource::Wgsl(matmul_source_from(src, ty).into()),
+                });
+                use Slot::*;
+                let kern = kernel(dev, &module, "main", &[Uniform, Read, Read, ReadWrite]);
+                let groups = (n.div_ceil(*tn) as u32, m.div_ceil(*tm) as u32);
+                self.time(&kern, &words, &bufs, groups, reps)
+            }
+        }
+    }
+
+    /// Causal GQA attention over `n_prompts` packed prompts of `len` tokens each.
+    #[allow(clippy::too_many_arguments)]
+    pub fn attention(
+        &mut self,
+        n_prompts: usize,
+        len: usize,
+        n_head: usize,
+        n_kv: usize,
+        hd: usize,
+        reps: usize,
+    ) -> Result<KernelTime, GpuError> {
+        let n_tok = n_prompts * len;
+        let (q_dim, kv_dim) = (n_head * hd, n_kv * hd);
+        let start: Vec<u8> = (0..n_tok)
+            .flat_map(|t| ((t / len * len) as u32).to_le_bytes())
             .collect();
-        let x = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("bench x"),
-            contents: &x,
-            usage: wgpu::BufferUsages::STORAGE,
-        });
-        let y = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("bench y"),
-            size: (4 * m * n) as u64,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        });
-        let words: Vec<u8> = [m, n, k, mat.row_words, n, 0, 0, 0]
-            .iter()
-            .flat_map(|&v| (v as u32).to_le_bytes())
-            .collect();
+        let scale = 1.0 / (hd as f32).sqrt();
+        let words = [
+            n_tok as u32,
+            n_head as u32,
+            hd as u32,
+            q_dim as u32,
+            kv_dim as u32,
+            (n_head / n_kv) as u32,
+            scale.to_bits(),
+        ];
+        let bufs = [
+            self.floats(n_tok * q_dim),
+            self.floats(n_tok * kv_dim),
+            self.floats(n_tok * kv_dim),
+            start,
+            vec![0u8; 4 * n_tok * q_dim],
+        ];
+        let groups = (n_tok.div_ceil(64) as u32, n_head as u32);
+        let kern = &self.ctx.kernels.attention;
+        self.time(kern, &words, &bufs, groups, reps)
+    }
+
+    /// RMSNorm of `rows` rows of `dim`.
+    pub fn rms_norm(
+        &mut self,
+        rows: usize,
+        dim: usize,
+        reps: usize,
+    ) -> Result<KernelTime, GpuError> {
+        let gx = rows.clamp(1, 32768);
+        let gy = rows.div_ceil(gx).max(1);
+        let words = [rows as u32, dim as u32, 1e-5f32.to_bits(), gx as u32];
+        let bufs = [
+            self.floats(rows * dim),
+            self.floats(dim),
+            vec![0u8; 4 * rows * dim],
+        ];
+        let kern = &self.ctx.kernels.rms_norm;
+        self.time(kern, &words, &bufs, (gx as u32, gy as u32), reps)
+    }
+
+    fn time(
+        &self,
+        k: &Kernel,
+        words: &[u32],
+        bufs: &[Vec<u8>],
+        groups: (u32, u32),
+        reps: usize,
+    ) -> Result<KernelTime, GpuError> {
+        let dev = &self.ctx.device;
+        let mut w = words.to_vec();
+        w.resize(8, 0);
+        let wb: Vec<u8> = w.iter().flat_map(|x| x.to_le_bytes()).collect();
         let params = dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("bench params"),
-            contents: &words,
+            label: None,
+            contents: &wb,
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let kernel = &ctx.kernels.matmul[&mat.ty];
+        let buffers: Vec<wgpu::Buffer> = bufs
+            .iter()
+            .map(|b| {
+                dev.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: None,
+                    contents: b,
+                    usage: wgpu::BufferUsages::STORAGE,
+                })
+            })
+            .collect();
+        let mut entries = vec![wgpu::BindGroupEntry {
+            binding: 0,
+            resource: params.as_entire_binding(),
+        }];
+        for (i, b) in buffers.iter().enumerate() {
+            entries.push(wgpu::BindGroupEntry {
+                binding: i as u32 + 1,
+                resource: b.as_entire_binding(),
+            });
+        }
         let bg = dev.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
-            layout: &kernel.layout,
-            entries: &[
-                wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: params.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 1,
-                    resource: w.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 2,
-                    resource: x.as_entire_binding(),
-                },
-                wgpu::BindGroupEntry {
-                    binding: 3,
-                    resource: y.as_entire_binding(),
-                },
-            ],
+            layout: &k.layout,
+            entries: &entries,
         });
-        let groups = (n.div_ceil(32) as u32, m.div_ceil(32) as u32);
-        let queries = ctx.timestamps.then(|| {
-            let set = dev.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("bench timestamps"),
+        let stamps = self.ctx.has_timestamps();
+        let query = stamps.then(|| {
+            dev.create_query_set(&wgpu::QuerySetDescriptor {
+                label: None,
                 ty: wgpu::QueryType::Timestamp,
                 count: 2,
-            });
-            let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("bench resolve"),
-                size: 16,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            let staging = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("bench timestamps readback"),
-                size: 16,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            (set, resolve, staging)
+            })
         });
-        let run = |count: usize, timed: bool| -> Result<(f64, Option<f64>), GpuError> {
+        let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 16,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        });
+        let staging = dev.create_buffer(&wgpu::BufferDescriptor {
+            label: None,
+            size: 16,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let submit = |n: usize, timed: bool| -> Result<f64, GpuError> {
             let mut enc = dev.create_command_encoder(&Default::default());
             {
-                let tw = match (&queries, timed) {
-                    (Some((set, _, _)), true) => Some(wgpu::ComputePassTimestampWrites {
-                        query_set: set,
-                        beginning_of_pass_write_index: Some(0),
-                        end_of_pass_write_index: Some(1),
-                    }),
-                    _ => None,
-                };
+                let tw =
+                    query
+                        .as_ref()
+                        .filter(|_| timed)
+                        .map(|q| wgpu::ComputePassTimestampWrites {
+                            query_set: q,
+                            beginning_of_pass_write_index: Some(0),
+                            end_of_pass_write_index: Some(1),
+                        });
                 let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("bench matmul"),
+                    label: None,
                     timestamp_writes: tw,
                 });
-                pass.set_pipeline(&kernel.pipeline);
+                pass.set_pipeline(&k.pipeline);
                 pass.set_bind_group(0, &bg, &[]);
-                for _ in 0..count {
+                for _ in 0..n {
                     pass.dispatch_workgroups(groups.0, groups.1, 1);
                 }
             }
-            if let (Some((set, resolve, staging)), true) = (&queries, timed) {
-                enc.resolve_query_set(set, 0..2, resolve, 0);
-                enc.copy_buffer_to_buffer(resolve, 0, staging, 0, 16);
+            if let (Some(q), true) = (&query, timed) {
+                enc.resolve_query_set(q, 0..2, &resolve, 0);
+                enc.copy_buffer_to_buffer(&resolve, 0, &staging, 0, 16);
             }
-            let t = Instant::now();
-            ctx.queue.submit([enc.finish()]);
-            ctx.device
-                .poll(wgpu::PollType::wait_indefinitely())
+            let t0 = std::time::Instant::now();
+            self.ctx.queue.submit([enc.finish()]);
+            if timed && query.is_some() {
+                // The timestamps are two u64 ticks; read back as four raw 32-bit words.
+                let raw = pollster::block_on(super::readback::read_f32(self.ctx, &staging, 16))?;
+                let tick =
+                    |i: usize| raw[i].to_bits() as u64 | ((raw[i + 1].to_bits() as u64) << 32);
+                let ns = tick(2).wrapping_sub(tick(0)) as f64
+                    * self.ctx.queue.get_timestamp_period() as f64;
+                return Ok(ns * 1e-9);
+            }
+            dev.poll(wgpu::PollType::wait_indefinitely())
                 .map_err(|e| GpuError::Device(format!("waiting for the GPU: {e}")))?;
-            let wall = t.elapsed().as_secs_f64();
-            let gpu = match (&queries, timed) {
-                (Some((_, _, staging)), true) => {
-                    let w = pollster::block_on(super::readback::read_u32(ctx, staging, 16))?;
-                    let t0 = w[0] as u64 | (w[1] as u64) << 32;
-                    let t1 = w[2] as u64 | (w[3] as u64) << 32;
-                    let ns = t1.saturating_sub(t0) as f64 * ctx.queue.get_timestamp_period() as f64;
-                    (ns > 0.0).then_some(ns * 1e-9)
-                }
-                _ => None,
-            };
-            Ok((wall, gpu))
+            Ok(t0.elapsed().as_secs_f64())
         };
-        // Warm-up (pipeline and memory first touches), then as many products as fit the budget.
-        let (one, _) = run(1, false)?;
-        let reps = ((SUBMIT_BUDGET_S / one.max(1e-6)) as usize).clamp(1, reps);
-        let (wall, gpu) = run(reps, true)?;
-        if let Some(e) = ctx.take_failure() {
+        submit(reps.div_ceil(4).max(1), false)?;
+        let total = submit(reps, true)?;
+        if let Some(e) = self.ctx.take_failure() {
             return Err(e);
         }
-        let (seconds, timer) = match gpu {
-            Some(s) => (s, "timestamp queries"),
-            None => (wall, "wall time"),
-        };
-        Ok(MatmulTiming {
-            name: name.to_string(),
-            ty: mat.ty.name().to_string(),
-            m,
-            n,
-            k,
-            reps,
-            seconds: seconds / reps as f64,
-            timer,
+        Ok(KernelTime {
+            seconds: total / reps as f64,
+            timed_by: if stamps {
+                "gpu-timestamps"
+            } else {
+                "wall-clock"
+            },
         })
     }
 }

@@ -2,7 +2,7 @@
 //! limits (not WebGPU's defaults), so bindings can use all the storage-buffer size it offers.
 
 use super::error::GpuError;
-use super::layout::{dequant_fn, GPU_TYPES};
+use super::layout::{dequant8_fn, dequant_fn, GPU_TYPES};
 use crate::gguf::GgmlType;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -134,18 +134,36 @@ impl GpuContext {
 
     /// Finds an adapter (high-performance preference) and opens a device with its real limits.
     pub async fn new() -> Result<GpuContext, GpuError> {
+        Self::open(wgpu::Features::empty()).await
+    }
+
+    /// `new`, plus timestamp queries where the adapter offers them (the kernel benchmark).
+    pub async fn new_profiling() -> Result<GpuContext, GpuError> {
+        Self::open(wgpu::Features::TIMESTAMP_QUERY).await
+    }
+
+    /// `new_profiling` for native callers.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn new_blocking_profiling() -> Result<GpuContext, GpuError> {
+        pollster::block_on(Self::new_profiling())
+    }
+
+    /// True when the device was opened with timestamp queries.
+    pub fn has_timestamps(&self) -> bool {
+        self.device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+    }
+
+    async fn open(wanted: wgpu::Features) -> Result<GpuContext, GpuError> {
         let adapter = Self::adapter().await?;
         let summary = summarize(&adapter);
         let limits = adapter.limits();
-        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let timestamps = (wanted & adapter.features()).contains(wgpu::Features::TIMESTAMP_QUERY);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("ragscope"),
-                required_features: if timestamps {
-                    wgpu::Features::TIMESTAMP_QUERY
-                } else {
-                    wgpu::Features::empty()
-                },
+                required_features: wanted & adapter.features(),
                 required_limits: limits.clone(),
                 ..Default::default()
             })
@@ -275,7 +293,7 @@ fn layout_entries(slots: &[Slot]) -> Vec<wgpu::BindGroupLayoutEntry> {
         .collect()
 }
 
-fn kernel(
+pub(crate) fn kernel(
     device: &wgpu::Device,
     module: &wgpu::ShaderModule,
     entry: &str,
@@ -306,19 +324,63 @@ fn kernel(
 }
 
 /// The WGSL source of the matmul for one weight type: dequant.wgsl's functions, a `dequant`
-/// alias for the type, then the tile shader (which declares the `w` binding they read).
+/// and `dequant8` alias for the type, then the tile shader (which declares the `w` binding they read).
 pub fn matmul_source(ty: GgmlType) -> String {
+    matmul_source_from(MATMUL_WGSL, ty)
+}
+
+/// `matmul_source` for another tile shader (the kernel benchmark tries variants with it).
+pub fn matmul_source_from(tile_shader: &str, ty: GgmlType) -> String {
     format!(
-        "{MATMUL_WGSL}\n{DEQUANT_WGSL}\nfn dequant(row: u32, k: u32) -> f32 {{\n    return {}(row, k);\n}}\n",
-        dequant_fn(ty)
+        "{}\n{DEQUANT_WGSL}\nfn dequant(row: u32, k: u32) -> f32 {{\n    return {}(row, k);\n}}\n\
+         fn dequant8(row: u32, k: u32) -> array<f32, 8> {{\n    return {}(row, k);\n}}\n",
+        unroll(tile_shader),
+        dequant_fn(ty),
+        dequant8_fn(ty)
     )
 }
 
-/// attention.wgsl for heads up to 256 values: 4-key tiles so K and V tiles still fit 1024 floats.
+/// attention.wgsl for heads up to 256 values (the key tiles then hold 4 keys: they stay 256
+/// vec4s of keys and as many of values).
 fn attention_wide_source() -> String {
     ATTENTION_WGSL
         .replace("const MAX_HD: u32 = 128u;", "const MAX_HD: u32 = 256u;")
-        .replace("const KT: u32 = 8u;", "const KT: u32 = 4u;")
+        .replace("const MAX_HD4: u32 = 32u;", "const MAX_HD4: u32 = 64u;")
+}
+
+/// Expands `// @unroll N ...` … `// @end` blocks: the lines between are written N times with
+/// `#` replaced by 0..N-1. WGSL has no unroll attribute, and naga bounds every loop with an
+/// iteration counter that the driver then cannot unroll away: the matmul's inner loops are
+/// written out instead.
+pub fn unroll(src: &str) -> String {
+    let mut out = String::with_capacity(src.len() * 4);
+    let mut block: Option<(usize, Vec<&str>)> = None;
+    for line in src.lines() {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("// @unroll ") {
+            let n = rest
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            block = Some((n, Vec::new()));
+        } else if t.starts_with("// @end") {
+            if let Some((n, lines)) = block.take() {
+                for i in 0..n {
+                    for l in &lines {
+                        out.push_str(&l.replace('#', &i.to_string()));
+                        out.push('\n');
+                    }
+                }
+            }
+        } else if let Some((_, lines)) = block.as_mut() {
+            lines.push(line);
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Every shader module's source with a label (compiled in Chrome by the wasm test too).

@@ -199,6 +199,17 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// Output tile of one matmul workgroup: (weight rows, tokens) (shaders/matmul.wgsl TN, TM).
+pub(crate) const MATMUL_TILE: (usize, usize) = (64, 64);
+
+/// The matmul grid: x over weight-row tiles, y over token tiles.
+pub(crate) fn matmul_groups(rows: usize, n_tok: usize) -> (u32, u32) {
+    (
+        rows.div_ceil(MATMUL_TILE.0) as u32,
+        n_tok.div_ceil(MATMUL_TILE.1) as u32,
+    )
+}
+
 /// Splits `n` workgroups into a 2-D grid within the 65,535-per-dimension limit.
 fn grid(n: usize) -> (u32, u32) {
     let gx = n.clamp(1, 32768);
@@ -216,9 +227,9 @@ impl GpuModel {
                 GPU_ARCHS.join(", ")
             )));
         }
-        if cfg.head_dim > MAX_HEAD_DIM {
+        if cfg.head_dim > MAX_HEAD_DIM || !cfg.head_dim.is_multiple_of(4) {
             return Err(GpuError::Unsupported(format!(
-                "head size {} (at most {MAX_HEAD_DIM})",
+                "head size {} (at most {MAX_HEAD_DIM}, a multiple of 4: attention.wgsl reads vec4s)",
                 cfg.head_dim
             )));
         }
@@ -1011,8 +1022,7 @@ impl GpuModel {
                 m.rows as u32,
                 *r0 as u32,
             ];
-            let groups = (n.div_ceil(32) as u32, n_tok.div_ceil(32) as u32);
-            self.op(ws, pass, k, &words, &[buf, x, y], groups);
+            self.op(ws, pass, k, &words, &[buf, x, y], matmul_groups(*n, n_tok));
         }
     }
 

@@ -41,6 +41,21 @@ pub fn dequant_fn(ty: GgmlType) -> &'static str {
     }
 }
 
+/// The WGSL function that dequantizes 8 consecutive weights at once (dequant.wgsl's dq8_*),
+/// where one is written for the type; the others use `dq8_generic` (8 calls of `dequant_fn`).
+pub fn dequant8_fn(ty: GgmlType) -> &'static str {
+    match ty {
+        GgmlType::F32 => "dq8_f32",
+        GgmlType::F16 => "dq8_f16",
+        GgmlType::Q8_0 => "dq8_q8_0",
+        GgmlType::Q4_0 => "dq8_q4_0",
+        GgmlType::Q4_1 => "dq8_q4_1",
+        GgmlType::Q4K => "dq8_q4_k",
+        GgmlType::Q6K => "dq8_q6_k",
+        _ => "dq8_generic",
+    }
+}
+
 /// Every type the GPU path reads (all the CPU engine's types).
 pub const GPU_TYPES: [GgmlType; 11] = [
     GgmlType::F32,

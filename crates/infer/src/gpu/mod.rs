@@ -2,7 +2,11 @@
 //! on Vulkan/Metal/DX12 natively and on WebGPU in the browser, giving the CPU engine's results.
 //!
 //! * Weights stay quantized on the GPU, uploaded once per model: GGUF blocks padded to whole
-//!   u32 words (layout.rs) and dequantized inside the matmul tiles (shaders/dequant.wgsl).
+//!   u32 words (layout.rs) and dequantized inside the matmul tiles (shaders/dequant.wgsl), 8
+//!   weights per block read (dq8_*). The matmul's inner loops are unrolled in the WGSL text
+//!   (context.rs `unroll`): naga guards every loop with an iteration counter, which in the
+//!   innermost loop cost more than the FMAs (measured: 7x on an H100).
+//! * `bench` times single kernels on synthetic inputs (examples/gpu_kernels_bench.rs).
 //! * Kernels (shaders/*.wgsl), each with a CPU twin in `twin.rs` and a test comparing them on
 //!   random shapes that do not divide the tiles (tests.rs): tiled matmul for every weight type,
 //!   RMSNorm, RoPE (normal/NeoX, the CPU's tables: Llama-3 frequency factors included), causal
@@ -19,11 +23,13 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod backend;
 #[cfg(not(target_arch = "wasm32"))]
-mod bench;
+pub mod bench;
 mod context;
 mod engine;
 mod error;
 pub mod layout;
+#[cfg(not(target_arch = "wasm32"))]
+mod model_bench;
 mod readback;
 pub mod twin;
 
@@ -33,7 +39,9 @@ mod tests;
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::{GpuBackend, GpuPolicy};
 #[cfg(not(target_arch = "wasm32"))]
-pub use bench::MatmulTiming;
-pub use context::{all_shader_sources, matmul_source, AdapterSummary, GpuContext};
+pub use model_bench::MatmulTiming;
+pub use context::{
+    all_shader_sources, matmul_source, matmul_source_from, AdapterSummary, GpuContext,
+};
 pub use engine::{DecodeStats, GpuModel, GPU_ARCHS, MAX_BATCH_TOKENS, MAX_HEAD_DIM};
 pub use error::GpuError;

@@ -1,5 +1,5 @@
 //! Each WGSL kernel against its CPU twin (twin.rs) on random inputs whose shapes do not divide
-//! the tiles (32×32 matmul tiles and K steps, 64-token attention workgroups, 8-key tiles).
+//! the tiles (64×64 matmul tiles, 32-wide K steps, 64-token attention workgroups, 8-key tiles).
 //! Without a GPU adapter (e.g. no lavapipe) each test prints `SKIPPED: ...` and asserts nothing.
 
 use super::context::{GpuContext, Kernel};
@@ -186,6 +186,8 @@ fn matmul_matches_twin_for_every_weight_type() {
             (col_choices[0], 5, 7),
             (col_choices[1], 33, 45),
             (col_choices[0], 1, 33),
+            // Straddles the 64x64 tiles and the 32-wide K steps.
+            (col_choices[1], 70, 65),
         ] {
             let w = random_weights(&mut rng, ty, rows, cols);
             let x = rng.vec(n_tok * cols);
@@ -208,7 +210,7 @@ fn matmul_matches_twin_for_every_weight_type() {
                 &words,
                 &[repack_raw(ty, cols, &w), bytes_f32(&x), bytes_f32(&y)],
                 2,
-                (rows.div_ceil(32) as u32, n_tok.div_ceil(32) as u32),
+                super::engine::matmul_groups(rows, n_tok),
             );
             let got: Vec<f32> = (0..n_tok)
                 .flat_map(|t| got[t * stride + col0..t * stride + col0 + rows].to_vec())
@@ -576,4 +578,15 @@ fn scatter_and_geglu_match_twins() {
         flips <= len / 50,
         "geglu: {flips} of {len} values differ from the twin"
     );
+}
+
+#[test]
+fn unroll_writes_out_the_marked_blocks() {
+    let src = "a\n    // @unroll 3 i=#\n    x# = y[#];\n    // @end\nb\n";
+    assert_eq!(
+        super::context::unroll(src),
+        "a\n    x0 = y[0];\n    x1 = y[1];\n    x2 = y[2];\nb\n"
+    );
+    let mm = super::context::matmul_source(GgmlType::Q4_1);
+    assert!(mm.contains("let b31 = ") && !mm.contains("let b# ") && !mm.contains("b32"));
 }

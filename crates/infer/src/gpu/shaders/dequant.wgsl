@@ -135,3 +135,132 @@ fn dq_q6_k(row: u32, k: u32) -> f32 {
     let d = half_at(base, 208u);
     return d * f32(sc) * f32(q);
 }
+
+// ---- Eight consecutive weights k..k+7 of one row (k a multiple of 8, all inside the row):
+// the block's scales are read once and the quants as whole words (matmul.wgsl stages a
+// weight tile 8 weights per thread). Same formulas, same operation order as the dq_* above.
+
+// Bytes 2+i..9+i of a block as two words (blocks with a leading f16: quants start at byte 2).
+fn words_at_2(base: u32, i: u32) -> vec2<u32> {
+    let sw = base + i / 4u;
+    let a = w[sw];
+    let b = w[sw + 1u];
+    let c = w[sw + 2u];
+    return vec2<u32>((a >> 16u) | (b << 16u), (b >> 16u) | (c << 16u));
+}
+
+fn dq8_generic(row: u32, k: u32) -> array<f32, 8> {
+    var out: array<f32, 8>;
+    for (var e = 0u; e < 8u; e++) {
+        out[e] = dequant(row, k + e);
+    }
+    return out;
+}
+
+fn dq8_f32(row: u32, k: u32) -> array<f32, 8> {
+    var out: array<f32, 8>;
+    for (var e = 0u; e < 8u; e++) {
+        out[e] = bitcast<f32>(w[row + k + e]);
+    }
+    return out;
+}
+
+fn dq8_f16(row: u32, k: u32) -> array<f32, 8> {
+    var out: array<f32, 8>;
+    for (var e = 0u; e < 4u; e++) {
+        let v = unpack2x16float(w[row + k / 2u + e]);
+        out[2u * e] = v.x;
+        out[2u * e + 1u] = v.y;
+    }
+    return out;
+}
+
+fn dq8_q8_0(row: u32, k: u32) -> array<f32, 8> {
+    let base = row + (k / 32u) * 9u;
+    let i = k % 32u;
+    let d = unpack2x16float(w[base]).x;
+    let q = words_at_2(base, i);
+    var out: array<f32, 8>;
+    for (var e = 0u; e < 4u; e++) {
+        out[e] = f32(extractBits(bitcast<i32>(q.x), e * 8u, 8u)) * d;
+        out[e + 4u] = f32(extractBits(bitcast<i32>(q.y), e * 8u, 8u)) * d;
+    }
+    return out;
+}
+
+fn dq8_q4_0(row: u32, k: u32) -> array<f32, 8> {
+    let base = row + (k / 32u) * 5u;
+    let i = k % 32u;
+    let d = unpack2x16float(w[base]).x;
+    let q = words_at_2(base, i % 16u);
+    let sh = select(0u, 4u, i >= 16u);
+    var out: array<f32, 8>;
+    for (var e = 0u; e < 4u; e++) {
+        out[e] = f32(i32((q.x >> (e * 8u + sh)) & 15u) - 8) * d;
+        out[e + 4u] = f32(i32((q.y >> (e * 8u + sh)) & 15u) - 8) * d;
+    }
+    return out;
+}
+
+fn dq8_q4_1(row: u32, k: u32) -> array<f32, 8> {
+    let base = row + (k / 32u) * 5u;
+    let i = k % 32u;
+    let dm = unpack2x16float(w[base]);
+    let wi = base + 1u + (i % 16u) / 4u;
+    let q0 = w[wi];
+    let q1 = w[wi + 1u];
+    let sh = select(0u, 4u, i >= 16u);
+    var out: array<f32, 8>;
+    for (var e = 0u; e < 4u; e++) {
+        out[e] = f32((q0 >> (e * 8u + sh)) & 15u) * dm.x + dm.y;
+        out[e + 4u] = f32((q1 >> (e * 8u + sh)) & 15u) * dm.x + dm.y;
+    }
+    return out;
+}
+
+fn dq8_q4_k(row: u32, k: u32) -> array<f32, 8> {
+    let base = row + (k / 256u) * 36u;
+    let i = k % 256u;
+    let dm = unpack2x16float(w[base]);
+    let chunk = i / 64u;
+    let l = i % 64u;
+    let sm = scale_min_k4(base, chunk * 2u + l / 32u);
+    let d1 = dm.x * f32(sm.x);
+    let m1 = dm.y * f32(sm.y);
+    let wi = base + (16u + chunk * 32u + l % 32u) / 4u;
+    let q0 = w[wi];
+    let q1 = w[wi + 1u];
+    let sh = select(0u, 4u, l >= 32u);
+    var out: array<f32, 8>;
+    for (var e = 0u; e < 4u; e++) {
+        out[e] = d1 * f32((q0 >> (e * 8u + sh)) & 15u) - m1;
+        out[e + 4u] = d1 * f32((q1 >> (e * 8u + sh)) & 15u) - m1;
+    }
+    return out;
+}
+
+fn dq8_q6_k(row: u32, k: u32) -> array<f32, 8> {
+    let base = row + (k / 256u) * 53u;
+    let i = k % 256u;
+    let n = i / 128u;
+    let r = i % 128u;
+    let l = r % 32u;
+    let quarter = r / 32u;
+    let ql = base + (n * 64u + l + (quarter & 1u) * 32u) / 4u;
+    let qh = base + (128u + n * 32u + l) / 4u;
+    let lsh = select(0u, 4u, quarter >= 2u);
+    let hsh = quarter * 2u;
+    let sc = f32(extractBits(bitcast<i32>(byte_at(base, 192u + n * 8u + l / 16u + quarter * 2u)), 0u, 8u));
+    let d = unpack2x16float(w[base + 52u]).x;
+    let ds = d * sc;
+    var out: array<f32, 8>;
+    for (var h = 0u; h < 2u; h++) {
+        let lw = w[ql + h];
+        let hw = w[qh + h];
+        for (var e = 0u; e < 4u; e++) {
+            let q = ((lw >> (e * 8u + lsh)) & 15u) | (((hw >> (e * 8u + hsh)) & 3u) << 4u);
+            out[h * 4u + e] = ds * f32(i32(q) - 32);
+        }
+    }
+    return out;
+}
