@@ -5,8 +5,8 @@
 //! The whole set (60 questions × 20 passages) takes hours on this project's shared 2-core
 //! machine (measured: ~1.6 s of CPU per passage), so by default it scores a documented subset:
 //! the first `--per-position N` questions (default 4) of each gold position (1, 5, 10, 15, 20),
-//! each question's top 5 passages in the subset's order (the context a reader gets at k = 5),
-//! plus the gold passage where it ranks below 5. `--per-position 12` scores every question.
+//! each question's top 10 passages in the subset's order (the RAG tab's k = 10; the score
+//! table's UDCG@5 uses the first 5), plus the gold passage where it ranks below 10. `--per-position 12` scores every question.
 //!
 //! Outputs (committed): www/demo/nq/{qrels.txt, litm-order.run, utilities.smollm2.tsv} (the
 //! app's default demo) and www/learn/nq-smollm2.json (the Learn page's real contexts).
@@ -18,8 +18,9 @@ use std::path::PathBuf;
 
 const MODEL_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
 const MODEL_LABEL: &str = "SmolLM2-135M-Instruct (Q4_1 GGUF)";
-/// Passages per question scored from the top of the run.
-const K: usize = 5;
+/// Passages per question scored from the top of the run: 10, the context of the app's RAG tab
+/// (UDCG@10 vs nDCG@10), which also covers the score table's UDCG@5.
+const K: usize = 10;
 /// Characters of each passage kept in the Learn page's JSON (the utilities use the full text).
 const SHOWN_CHARS: usize = 320;
 
@@ -180,7 +181,8 @@ pub fn learn_data(args: &[String]) -> Result {
         };
         for line in body.lines().skip(1) {
             let f: Vec<&str> = line.split('\t').collect();
-            if f.len() == 4 {
+            // A gold passage scored alone by an earlier, smaller K is kept once.
+            if f.len() == 4 && !p.contains_key(f[1]) {
                 let prob: f64 = f[3].parse().map_err(|e| format!("{out}: {line}: {e}"))?;
                 p.insert(f[1].to_string(), prob);
                 rows.push_str(line);

@@ -53,7 +53,7 @@ pub fn demo_picker(props: &Props) -> Html {
         <p class="demo-picker hint">
             { "Bundled examples (replace the loaded files): " }
             <button class="ghost small" id="demo-rag" onclick={pick(Demo::Rag)}
-                title="20 NQ-open questions, 20 passages each in the lost-in-the-middle order, utilities of the top 5 from SmolLM2-135M-Instruct">
+                title="20 NQ-open questions, 20 passages each in the lost-in-the-middle order, utilities of the top 10 from SmolLM2-135M-Instruct">
                 { "RAG demo: NQ subset + SmolLM2 utilities" }</button>
             { " " }
             <button class="ghost small" id="demo-trec" onclick={pick(Demo::TrecEval)}>{ "trec_eval's test files" }</button>
