@@ -161,6 +161,14 @@ test('screenshots at desktop and phone widths, and the real SmolLM2 contexts', a
   await page.selectOption('#real-question', qid);
   await page.waitForFunction(() => document.querySelectorAll('#cards li.card .card-text').length >= 1);
   await assertMatchesCli(page, 'real question');
+  // A deep link to a real context brings back its question, titles and texts.
+  const titles = await page.$$eval('#cards .card-title', (t) => t.map((x) => x.textContent));
+  const linked = await context.newPage();
+  await linked.goto(page.url());
+  await linked.waitForFunction((n) => document.querySelectorAll('#cards .card-text').length === n, titles.length);
+  assert.deepEqual(await linked.$$eval('#cards .card-title', (t) => t.map((x) => x.textContent)), titles);
+  assert.equal(await linked.$eval('.question', (q) => q.textContent), await page.$eval('.question', (q) => q.textContent));
+  await linked.close();
   assert.match(await page.textContent('.real'), /SmolLM2-135M-Instruct/);
   assert.match(await page.textContent('.real'), /Only 3 of the subset's 60 questions keep/);
   await screenshot(page, 'learn-desktop');

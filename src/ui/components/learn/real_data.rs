@@ -65,6 +65,26 @@ pub struct Props {
     pub dispatch: Callback<BuilderAction>,
     /// The question a deep link names, loaded once the data arrives.
     pub wanted: Option<String>,
+    /// The builder's passages as (relevant, p(NO-RESPONSE)), to find a deep link's real passages.
+    pub current: Vec<(bool, f64)>,
+}
+
+/// A deep link carries numbers only: each card whose (relevance, p) is exactly one of the
+/// question's passages gets that passage's title and text back.
+fn relabel(q: &RealQuestion, current: &[(bool, f64)]) -> BuilderAction {
+    let labels = current
+        .iter()
+        .map(|(r, p)| {
+            q.passages
+                .iter()
+                .find(|x| x.relevant == *r && x.p_no_response == *p)
+                .map(|x| (x.title.clone(), x.text.clone()))
+        })
+        .collect();
+    BuilderAction::Relabel {
+        question: q.question.clone(),
+        labels,
+    }
 }
 
 #[function_component(RealContexts)]
@@ -90,6 +110,22 @@ pub fn real_contexts(props: &Props) -> Html {
         });
     }
     let selected = use_state(|| props.wanted.clone());
+    {
+        let (dispatch, wanted, current) = (
+            props.dispatch.clone(),
+            props.wanted.clone(),
+            props.current.clone(),
+        );
+        let loaded = matches!(*data, Some(Ok(_)));
+        let data = data.clone();
+        use_effect_with(loaded, move |loaded| {
+            if let (true, Some(Ok(d)), Some(qid)) = (*loaded, (*data).clone(), wanted) {
+                if let Some(q) = d.questions.iter().find(|q| q.qid == qid) {
+                    dispatch.emit(relabel(q, &current));
+                }
+            }
+        });
+    }
     let Some(result) = (*data).clone() else {
         return html! { <section class="real" aria-busy="true"><p class="hint">{ "Loading the precomputed utilities…" }</p></section> };
     };
@@ -128,7 +164,7 @@ pub fn real_contexts(props: &Props) -> Html {
             <p>{ format!("{} questions of the bundled NQ-open subset; utilities u = R·(1 − p(NO-RESPONSE)) from {} by ragscope's own engine ({}; {}).",
                 d.questions.len(), d.model, d.generator, d.subset) }</p>
             <p class="hint">{ format!(
-                "Only 3 of the subset's 60 questions keep the lost-in-the-middle paper's distractors (Contriever-MSMARCO); the others ({substitutes} of the {} here) use easier BM25 substitutes from other questions' gold passages, so these are not the paper's contexts. The 135M model almost never abstains: its largest p(NO-RESPONSE) here is {max_p:.2e}, so its utilities are ±1 to three decimals and UDCG behaves like the paper's binary ablation — a larger reader separates passages far more.",
+                "Only 3 of the subset's 60 questions keep the lost-in-the-middle paper's distractors (Contriever-MSMARCO); the others ({substitutes} of the {} here) use easier BM25 substitutes from other questions' gold passages, so these are not the paper's contexts. The 135M model almost never abstains: its largest p(NO-RESPONSE) here is {max_p:.2e}, so every utility lies within that of ±1 and UDCG behaves like the paper's binary ablation — a larger reader separates passages far more.",
                 d.questions.len()) }</p>
             <label for="real-question">{ "Question " }</label>
             <select id="real-question" onchange={on_pick}>
@@ -145,5 +181,42 @@ pub fn real_contexts(props: &Props) -> Html {
             }
             <p class="hint">{ "Recompute with your model: not yet on this page. The Evaluate page's “Compute locally” panel computes p(NO-RESPONSE) with a GGUF you pick, for the passages of a UDCG JSON file." }</p>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The committed outputs of `cargo xtask learn-data` agree: the Learn page's JSON parses,
+    /// each question has its gold passage, and every p(NO-RESPONSE) it shows is the one the
+    /// demo's utilities TSV (read by crates/eval's parser) holds for that passage.
+    #[test]
+    fn committed_learn_data_matches_the_demo_utilities() {
+        let data: RealData =
+            serde_json::from_str(include_str!("../../../../www/learn/nq-smollm2.json")).unwrap();
+        assert!(data.model.contains("SmolLM2-135M-Instruct"));
+        let tsv = include_str!("../../../../www/demo/nq/utilities.smollm2.tsv");
+        let utilities = ragscope_eval::rag::utilities_tsv::parse("utilities", tsv).unwrap();
+        assert!(!data.questions.is_empty());
+        for q in &data.questions {
+            assert_eq!(
+                q.passages.iter().filter(|p| p.relevant).count(),
+                1,
+                "{}",
+                q.qid
+            );
+            let judged = utilities.question("", &q.qid).unwrap();
+            for p in &q.passages {
+                let info = judged.get(&format!("{}/p{}", q.qid, p.index)).unwrap();
+                assert_eq!(info.judgment.relevant, p.relevant, "{} p{}", q.qid, p.index);
+                assert_eq!(
+                    info.judgment.p_no_response, p.p_no_response,
+                    "{} p{}",
+                    q.qid, p.index
+                );
+            }
+            assert_eq!(q.context().len(), 5);
+        }
     }
 }

@@ -41,6 +41,12 @@ pub enum BuilderAction {
     },
     Remove(usize),
     SetK(usize),
+    /// Give a deep link's passages their real question, titles and texts once the precomputed
+    /// data has arrived (`None` keeps a card's label); the numbers do not change.
+    Relabel {
+        question: String,
+        labels: Vec<Option<(String, String)>>,
+    },
     /// Replace the whole context (a guided step, a real question, a deep link).
     Load {
         question: String,
@@ -113,9 +119,19 @@ impl BuilderState {
     }
 }
 
-/// A deep link's context: (k, passages as (relevant, p)), or None when the query has no valid
-/// `c=` (the page then shows its default example).
-pub fn parse_query(query: &str) -> Option<(usize, Vec<(bool, f64)>, Option<String>)> {
+/// The context a deep link names.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeepLink {
+    pub k: usize,
+    /// (relevant, p(NO-RESPONSE)) in context order.
+    pub passages: Vec<(bool, f64)>,
+    /// A real question's id, when the passages came from one.
+    pub source: Option<String>,
+}
+
+/// A deep link's context, or None when the query has no valid `c=` (the page then shows its
+/// default example).
+pub fn parse_query(query: &str) -> Option<DeepLink> {
     let mut k = None;
     let mut passages = None;
     let mut source = None;
@@ -150,7 +166,11 @@ pub fn parse_query(query: &str) -> Option<(usize, Vec<(bool, f64)>, Option<Strin
     }
     let passages = passages?;
     let k = k.unwrap_or(passages.len()).max(passages.len());
-    Some((k, passages, source))
+    Some(DeepLink {
+        k,
+        passages,
+        source,
+    })
 }
 
 /// Percent-encodes what a query value cannot hold literally (a real question id has a `:`).
@@ -198,6 +218,16 @@ impl Reducible for BuilderState {
     fn reduce(self: Rc<Self>, action: BuilderAction) -> Rc<Self> {
         let mut s = (*self).clone();
         let why = match action {
+            BuilderAction::Relabel { question, labels } => {
+                s.question = question;
+                for (p, label) in s.passages.iter_mut().zip(labels) {
+                    if let Some((title, text)) = label {
+                        p.title = title;
+                        p.text = text;
+                    }
+                }
+                return Rc::new(s);
+            }
             BuilderAction::Move { from, to } => {
                 if from >= s.passages.len() || to >= s.passages.len() || from == to {
                     return self;
@@ -319,7 +349,11 @@ mod tests {
     fn the_url_round_trips() {
         let s = Rc::new(example()).reduce(BuilderAction::SetMagnitude(2, 0.123456789));
         let q = s.to_query();
-        let (k, passages, source) = parse_query(&q).unwrap();
+        let DeepLink {
+            k,
+            passages,
+            source,
+        } = parse_query(&q).unwrap();
         assert_eq!(k, 5);
         assert_eq!(source, None);
         let back: Vec<(bool, f64)> = s

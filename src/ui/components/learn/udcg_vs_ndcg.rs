@@ -5,7 +5,7 @@ use super::cards::ContextCards;
 use super::history_chart::HistoryChart;
 use super::metrics_panel::MetricsPanel;
 use super::real_data::RealContexts;
-use super::state::{parse_query, BuilderAction, BuilderState};
+use super::state::{parse_query, BuilderAction, BuilderState, DeepLink};
 use super::steps::{self, GuidedSteps};
 use yew::prelude::*;
 
@@ -19,7 +19,11 @@ pub struct Props {
 fn initial(query: &str) -> BuilderState {
     let default = BuilderState::new(steps::QUESTION.into(), 5, Vec::new());
     let action = match parse_query(query) {
-        Some((k, passages, source)) => BuilderAction::Load {
+        Some(DeepLink {
+            k,
+            passages,
+            source,
+        }) => BuilderAction::Load {
             question: steps::QUESTION.into(),
             k,
             passages: passages
@@ -54,7 +58,12 @@ pub fn udcg_vs_ndcg(props: &Props) -> Html {
     {
         let d = state.dispatcher();
         use_effect_with(props.query.clone(), move |q| {
-            if let Some((k, passages, source)) = parse_query(q) {
+            if let Some(DeepLink {
+                k,
+                passages,
+                source,
+            }) = parse_query(q)
+            {
                 d.dispatch(BuilderAction::Load {
                     question: steps::QUESTION.into(),
                     k,
@@ -93,7 +102,8 @@ pub fn udcg_vs_ndcg(props: &Props) -> Html {
                 </div>
             </div>
             <GuidedSteps dispatch={dispatch.clone()} />
-            <RealContexts dispatch={dispatch} wanted={wanted} />
+            <RealContexts dispatch={dispatch} wanted={wanted}
+                current={state.passages.iter().map(|p| (p.relevant, p.p_no_response)).collect::<Vec<_>>()} />
             <p class="hint refs">{ "References: Trappolini et al. 2025, arXiv 2510.21440 (UDCG; γ = 1/3, §5; Table 1; Figure 1); Liu et al. 2024, “Lost in the Middle”, TACL; Järvelin & Kekäläinen 2002 (nDCG). The numbers are computed by crates/eval, the code of the ragscope CLI." }</p>
         </section>
     }
