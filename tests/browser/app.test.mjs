@@ -91,9 +91,20 @@ test('trec_eval test files loaded through the app match trec_eval 10.0, privatel
   await page.close();
 });
 
-test('the bundled demo is preloaded and every view renders', async () => {
+test('the bundled RAG demo is preloaded with UDCG; trec_eval\'s test files are one click away; every view renders', async () => {
   const { page, errors, requests } = await openApp('');
+  // The default demo: the NQ subset as qrels + run + SmolLM2 utilities, UDCG@5 beside nDCG@5.
+  await page.waitForSelector('#results tbody tr[data-run="litm-order.run"] td[data-measure="UDCG@5"]', { timeout: 60_000 });
+  assert.deepEqual((await page.$$eval('.file', (li) => li.map((l) => `${l.dataset.file}:${l.dataset.kind}`))).sort(),
+    ['litm-order.run:run', 'qrels.txt:qrels', 'utilities.smollm2.tsv:utilities']);
+  assert.ok(await page.$('#results td[data-measure="nDCG@5"]'));
+  await page.click('#tab-rag');
+  await page.waitForSelector('#chart-udcg-0 circle');
+  await screenshot(page, 'desktop-demo-rag');
+  await page.click('#tab-scores');
+  await page.click('#demo-trec');
   await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelectorAll('.file').length === 3 && !document.querySelector('.file[data-file="litm-order.run"]'));
   const kinds = await page.$$eval('.file', (li) => li.map((l) => `${l.dataset.file}:${l.dataset.kind}`));
   assert.deepEqual(kinds.sort(), ['qrels.test:qrels', 'results.test:run', 'results.trunc:run']);
   await screenshot(page, 'desktop-demo');
@@ -147,6 +158,7 @@ test('the bundled demo is preloaded and every view renders', async () => {
 
 test('measures are searchable, explained, and change the table', async () => {
   const { page } = await openApp('');
+  await page.click('#demo-trec');
   await page.waitForSelector('#results tbody tr[data-run="results.test"]', { timeout: 60_000 });
   await page.click('.chip.add');
   await page.fill('#measure-search', 'judged');

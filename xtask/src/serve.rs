@@ -29,6 +29,23 @@ pub fn build_site(release: bool) -> Result {
     run(&mut c)
 }
 
+/// `cargo xtask site`: dist/ as a static site (release build). Everything it needs is in the
+/// repository (the demo data and the Learn page's utilities are committed outputs of
+/// `cargo xtask learn-data`), so any static host (GitHub Pages, a sub-path) serves it as is.
+pub fn site() -> Result {
+    for needed in [
+        "www/demo/nq/utilities.smollm2.tsv",
+        "www/learn/nq-smollm2.json",
+    ] {
+        if !root().join(needed).exists() {
+            return Err(format!("{needed} is missing: run `cargo xtask learn-data`"));
+        }
+    }
+    build_site(true)?;
+    step("dist/ is ready: copy it to any static host, at any path (e.g. a gh-pages branch)");
+    Ok(())
+}
+
 pub fn serve(args: &[String]) -> Result {
     let port = args
         .iter()

@@ -3,6 +3,7 @@
 use super::agreement::AgreementView;
 use super::compute::ComputePanel;
 use super::controls::Controls;
+use super::demo_picker::{Demo, DemoPicker};
 use super::distribution::DistributionView;
 use super::drop_zone::DropZone;
 use super::error_panel::ErrorPanel;
@@ -42,7 +43,7 @@ use yew_agent::reactor::{
 pub const DEFAULT_MEASURES: &[&str] = ragscope_eval::DEFAULT_MEASURES;
 
 /// The demo loaded at start (files served from the app's own origin), unless the URL says `?demo=0`.
-const DEMO_FILES: &[&str] = &["demo/qrels.test", "demo/results.test", "demo/results.trunc"];
+const DEFAULT_DEMO: Demo = Demo::Rag;
 
 #[function_component(App)]
 pub fn app() -> Html {
@@ -215,6 +216,7 @@ fn main_view() -> Html {
     // Load the bundled demo once.
     {
         let add_file = add_file.clone();
+        let dispatch = state.dispatcher();
         use_effect_with((), move |_| {
             let wants_demo = gloo::utils::window()
                 .location()
@@ -233,7 +235,15 @@ fn main_view() -> Html {
                         add_file.emit(FileSource::Stored(name, blob));
                     }
                 } else if wants_demo {
-                    for path in DEMO_FILES {
+                    // The demo's measures, unless the URL chose some.
+                    let search = gloo::utils::window()
+                        .location()
+                        .search()
+                        .unwrap_or_default();
+                    if crate::ui::state::measures_from_query(&search).is_none() {
+                        dispatch.dispatch(Action::SetMeasures(DEFAULT_DEMO.measures()));
+                    }
+                    for path in DEFAULT_DEMO.files() {
                         add_file.emit(FileSource::Url(path.to_string()));
                     }
                 }
@@ -359,6 +369,21 @@ fn main_view() -> Html {
             blobs.borrow_mut().remove(&id);
             bridge.send(Request::Remove { id });
             dispatch.dispatch(Action::RemoveFile { id });
+        })
+    };
+    // A bundled demo replaces whatever is loaded.
+    let on_demo = {
+        let (on_remove, add_file, dispatch) =
+            (on_remove.clone(), add_file.clone(), state.dispatcher());
+        let ids: Vec<u32> = state.files.iter().map(|f| f.id).collect();
+        Callback::from(move |demo: Demo| {
+            for id in &ids {
+                on_remove.emit(*id);
+            }
+            dispatch.dispatch(Action::SetMeasures(demo.measures()));
+            for path in demo.files() {
+                add_file.emit(FileSource::Url(path.to_string()));
+            }
         })
     };
     let on_cancel_eval = {
@@ -488,6 +513,7 @@ fn main_view() -> Html {
                     { page }
                 } else {
                 <DropZone on_files={on_files} on_paste={on_paste} />
+                <DemoPicker on_pick={on_demo} />
                 <ProgressPanel files={state.files.clone()} evaluation={state.awaiting}
                     on_cancel_file={on_remove.clone()} on_cancel_eval={on_cancel_eval} />
                 <FileList files={state.files.clone()} on_remove={on_remove} />

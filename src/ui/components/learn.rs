@@ -1,25 +1,44 @@
-//! `#/learn/...`: the teaching pages (UDCG vs nDCG, lost in the middle) are not built yet.
+//! `#/learn/...`: the teaching pages. `udcg-vs-ndcg` is the context builder; `lost-in-the-middle`
+//! is not built yet and says so.
+
+pub mod cards;
+pub mod history_chart;
+pub mod lost_in_middle;
+pub mod metrics;
+pub mod metrics_panel;
+pub mod real_data;
+pub mod state;
+pub mod steps;
+pub mod udcg_vs_ndcg;
 
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
 pub struct LearnProps {
-    /// What follows `#/learn/`.
+    /// What follows `#/learn/` (a page name, maybe with `?` and its state).
     pub page: String,
 }
 
 #[function_component(LearnPage)]
 pub fn learn_page(props: &LearnProps) -> Html {
-    html! {
-        <section class="learn" aria-labelledby="learn-title">
-            <h2 id="learn-title">{ "Learn" }</h2>
-            <p class="placeholder">
-                { "Coming soon: interactive pages on UDCG vs nDCG and on the lost-in-the-middle effect." }
-            </p>
-            if !props.page.is_empty() {
-                <p class="hint">{ format!("The page “{}” does not exist yet.", props.page) }</p>
-            }
-            <p><a href="#/">{ "Back to Evaluate" }</a></p>
-        </section>
+    let (name, query) = props.page.split_once('?').unwrap_or((&props.page, ""));
+    match name.trim_end_matches('/') {
+        "udcg-vs-ndcg" => html! { <udcg_vs_ndcg::UdcgVsNdcg query={query.to_string()} /> },
+        "lost-in-the-middle" => html! { <lost_in_middle::LostInTheMiddle /> },
+        other => html! {
+            <section class="learn" aria-labelledby="learn-title">
+                <h2 id="learn-title">{ "Learn" }</h2>
+                if !other.is_empty() {
+                    <p class="hint">{ format!("There is no page “{other}”; here are the ones there are.") }</p>
+                }
+                <ul class="learn-index">
+                    <li><a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>
+                        { " — build a context, move and toggle passages, and see why a retrieval metric for RAG must count distracting passages (no model needed)." }</li>
+                    <li><a href="#/learn/lost-in-the-middle">{ "Lost in the middle" }</a>
+                        { " — not yet." }</li>
+                </ul>
+                <p><a href="#/">{ "Back to Evaluate" }</a></p>
+            </section>
+        },
     }
 }

@@ -4,6 +4,7 @@ pub mod app;
 pub mod charts;
 pub mod compute;
 pub mod controls;
+pub mod demo_picker;
 pub mod distribution;
 pub mod drop_zone;
 pub mod error_panel;
