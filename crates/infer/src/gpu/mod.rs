@@ -38,10 +38,10 @@ mod tests;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::{GpuBackend, GpuPolicy};
-#[cfg(not(target_arch = "wasm32"))]
-pub use model_bench::MatmulTiming;
 pub use context::{
     all_shader_sources, matmul_source, matmul_source_from, AdapterSummary, GpuContext,
 };
 pub use engine::{DecodeStats, GpuModel, GPU_ARCHS, MAX_BATCH_TOKENS, MAX_HEAD_DIM};
 pub use error::GpuError;
+#[cfg(not(target_arch = "wasm32"))]
+pub use model_bench::MatmulTiming;
