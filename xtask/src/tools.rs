@@ -84,7 +84,18 @@ pub fn ensure_wasm_bindgen_cli() -> Result {
 /// (binaryen 132: Debian's binaryen cannot read this rustc's output).
 pub fn ensure_npm_packages() -> Result {
     let dir = root().join("tests/browser");
-    let have_all = ["playwright-core", "binaryen"].iter().all(|p| {
+    // Every package package.json names, so a package added there is installed on a machine whose
+    // node_modules predates it (a fresh clone has none and always installs).
+    let manifest = std::fs::read_to_string(dir.join("package.json"))
+        .map_err(|e| format!("tests/browser/package.json: {e}"))?;
+    let manifest: serde_json::Value =
+        serde_json::from_str(&manifest).map_err(|e| format!("tests/browser/package.json: {e}"))?;
+    let names: Vec<String> = ["dependencies", "devDependencies"]
+        .iter()
+        .filter_map(|k| manifest.get(*k).and_then(|d| d.as_object()))
+        .flat_map(|d| d.keys().cloned())
+        .collect();
+    let have_all = names.iter().all(|p| {
         dir.join("node_modules")
             .join(p)
             .join("package.json")
@@ -93,7 +104,10 @@ pub fn ensure_npm_packages() -> Result {
     if have_all {
         return Ok(());
     }
-    step("installing npm packages for the browser tests (playwright-core, binaryen)");
+    step(&format!(
+        "installing npm packages for the browser tests ({})",
+        names.join(", ")
+    ));
     run(Command::new("npm")
         .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
         .current_dir(&dir))
