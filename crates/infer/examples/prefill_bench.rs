@@ -60,6 +60,7 @@ fn main() {
         }
     };
     let backend = arg(&args, "--backend").unwrap_or_else(|| "cpu".into());
+    #[cfg_attr(not(feature = "gpu"), allow(unused_mut))]
     let mut engine = "ragscope-infer cpu".to_string();
     match backend.as_str() {
         "cpu" => {}
