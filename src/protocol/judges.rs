@@ -3,6 +3,7 @@
 //! The API key travels only in [`JudgeRequest::Start`], inside a [`Secret`] that never prints;
 //! nothing the worker sends back contains it.
 
+use super::compute::ComputeSource;
 use super::FileId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -84,10 +85,13 @@ pub enum JudgeTaskChoice {
     Pointwise,
     /// Open RAG Eval citation support of each (sentence, cited passage) → JSONL.
     Citations,
+    /// p(NO-RESPONSE | question, passage) from an OpenAI-compatible server (`ragscope judge
+    /// utility`) → `ragscope utility`'s utilities TSV or filled UDCG JSON.
+    Utility,
 }
 
 impl JudgeTaskChoice {
-    pub const ALL: [JudgeTaskChoice; 7] = [
+    pub const ALL: [JudgeTaskChoice; 8] = [
         JudgeTaskChoice::Umbrela,
         JudgeTaskChoice::NuggetsCreate,
         JudgeTaskChoice::NuggetsScore,
@@ -95,6 +99,7 @@ impl JudgeTaskChoice {
         JudgeTaskChoice::Pairwise,
         JudgeTaskChoice::Pointwise,
         JudgeTaskChoice::Citations,
+        JudgeTaskChoice::Utility,
     ];
 
     pub fn label(self) -> &'static str {
@@ -110,6 +115,9 @@ impl JudgeTaskChoice {
             JudgeTaskChoice::Pairwise => "RAGElo pairwise battles → pairwise CSV",
             JudgeTaskChoice::Pointwise => "Pointwise answer grades (0–2) → CSV",
             JudgeTaskChoice::Citations => "Citation support (full/partial/none) → JSONL",
+            JudgeTaskChoice::Utility => {
+                "Utilities p(NO-RESPONSE) (OpenAI-compatible server) → utilities"
+            }
         }
     }
 
@@ -123,6 +131,7 @@ impl JudgeTaskChoice {
             JudgeTaskChoice::Pairwise => "pairwise",
             JudgeTaskChoice::Pointwise => "pointwise",
             JudgeTaskChoice::Citations => "citations",
+            JudgeTaskChoice::Utility => "utility",
         }
     }
 
@@ -140,6 +149,7 @@ impl JudgeTaskChoice {
             JudgeTaskChoice::Pairwise => "(game, order) pairs",
             JudgeTaskChoice::Pointwise => "answers",
             JudgeTaskChoice::Citations => "(sentence, cited passage) pairs",
+            JudgeTaskChoice::Utility => "passages",
         }
     }
 
@@ -194,6 +204,26 @@ pub enum TaskInputs {
         answers: Vec<FileId>,
         passages: FileId,
     },
+    /// The passages of a loaded UDCG JSON, or a run's top k (with the loaded topics, passages
+    /// and qrels), as "compute locally" takes them; the chat template as [`UtilityTemplate`].
+    Utility {
+        source: ComputeSource,
+        template: UtilityTemplate,
+    },
+}
+
+/// Where the utility task's chat template comes from (what decides exact or bound scoring).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub enum UtilityTemplate {
+    /// None: the chat endpoint's top 20 logprobs (exact when listed, else an upper bound).
+    #[default]
+    None,
+    /// The served model's GGUF, read in the worker by [`JudgeRequest::ReadGguf`] (metadata
+    /// only: tokenizer and chat template); exact echo scoring of the first token.
+    Gguf { id: u32, name: String },
+    /// A Jinja chat template file's text (no tokenizer: the whole word NO-RESPONSE is appended
+    /// and its first echoed token scored).
+    Text { name: String, text: String },
 }
 
 impl TaskInputs {
@@ -206,6 +236,7 @@ impl TaskInputs {
             TaskInputs::Pairwise { .. } => JudgeTaskChoice::Pairwise,
             TaskInputs::Pointwise { .. } => JudgeTaskChoice::Pointwise,
             TaskInputs::Citations { .. } => JudgeTaskChoice::Citations,
+            TaskInputs::Utility { .. } => JudgeTaskChoice::Utility,
         }
     }
 }
@@ -264,6 +295,25 @@ pub enum JudgeRequest {
     Cancel {
         job: u32,
     },
+    /// Reads the metadata of a GGUF the user picked (from an object URL of it: the worker reads
+    /// slices of the Blob, nothing is uploaded) for the utility task's chat template and
+    /// tokenizer; kept under `id` until another is read.
+    ReadGguf {
+        id: u32,
+        url: String,
+        name: String,
+    },
+}
+
+/// What a GGUF read for the utility task gave.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct GgufTemplateInfo {
+    pub id: u32,
+    pub file_name: String,
+    /// `general.name` (the model column of the utilities), when the file has one.
+    pub model_name: Option<String>,
+    /// "chat template of 1,234 characters; first token of NO-RESPONSE: \"NO\"".
+    pub summary: String,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -331,6 +381,11 @@ pub struct JudgeOutcome {
     pub failed: usize,
     /// Why the job stopped before the end (cancelled, budget reached), if it did.
     pub stopped: Option<String>,
+    /// A file (name, text) to load into the views instead of the download, when the two differ
+    /// (utilities: the exact values as a utilities TSV with a model column, for the RAG views;
+    /// the download is `ragscope utility`'s format with bounds written as bounds).
+    #[serde(default)]
+    pub view: Option<(String, String)>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -350,5 +405,10 @@ pub enum JudgeResponse {
     Failed {
         job: u32,
         error: String,
+    },
+    /// The answer to [`JudgeRequest::ReadGguf`].
+    GgufRead {
+        id: u32,
+        result: Result<GgufTemplateInfo, String>,
     },
 }

@@ -13,13 +13,12 @@ use super::judge::{drive_rounds_in, setup, usage, CommonArgs};
 use super::utility::{read_passages, read_run_top_k, read_topics, Failure};
 use futures::executor::block_on;
 use ragscope_infer::gguf::GgufFile;
-use ragscope_infer::utility::{PromptTemplate, NO_RESPONSE};
-use ragscope_infer::{ChatMessage, ChatTemplate, Tokenizer};
-use ragscope_judge::task::utility::{
-    format_probability, probe, reading, Prompt, Scoring, Utility, PROBE_PASSAGE, PROBE_QUESTION,
+use ragscope_infer::utility::PromptTemplate;
+use ragscope_judge::task::utility::{probe, Prompt, Scoring, Utility};
+use ragscope_judge::task::utility_io::{
+    refused, run_key, udcg_json_items, ServerPrompts, UtilityOutput,
 };
 use ragscope_judge::{ItemKey, ItemRecord};
-use serde_json::Value;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -81,60 +80,6 @@ fn read_text(path: &Path) -> Result<String, Failure> {
     std::fs::read_to_string(path).map_err(|e| err(format!("{}: {e}", path.display())))
 }
 
-/// Renders the paper's prompt the way the local engine does (`ragscope utility`).
-struct Renderer {
-    prompt: PromptTemplate,
-    chat: Option<ChatTemplate>,
-    tokenizer: Option<Tokenizer>,
-    /// The first token of NO-RESPONSE (id, text), from the tokenizer.
-    first: Option<(u32, String)>,
-}
-
-impl Renderer {
-    fn messages(&self, question: &str, text: &str) -> [ChatMessage; 2] {
-        [
-            ChatMessage::new("system", &self.prompt.system),
-            ChatMessage::new("user", &self.prompt.user_message(question, text)),
-        ]
-    }
-
-    /// What is sent for one passage. With a tokenizer, the rendered prompt is the exact token
-    /// sequence the local engine scores: checked by encoding it with the token appended; a
-    /// leading BOS is left to the server when the model adds one itself (else it would be
-    /// doubled).
-    fn prompt(&self, question: &str, text: &str, item: &str) -> Result<Prompt, Failure> {
-        let Some(chat) = &self.chat else {
-            return Ok(Prompt::Chat {
-                system: self.prompt.system.clone(),
-                user: self.prompt.user_message(question, text),
-            });
-        };
-        let (bos, eos) = match &self.tokenizer {
-            Some(t) => (t.bos_text(), t.eos_text()),
-            None => ("", ""),
-        };
-        let rendered = chat
-            .render(&self.messages(question, text), true, bos, eos)
-            .map_err(|e| err(format!("{item}: {e}")))?;
-        let (Some(tok), Some((id, first))) = (&self.tokenizer, &self.first) else {
-            return Ok(Prompt::Rendered(rendered));
-        };
-        let mut ids = tok.encode(&rendered, false, true);
-        ids.push(*id);
-        if tok.encode(&format!("{rendered}{first}"), false, true) != ids {
-            return Err(err(format!(
-                "{item}: the prompt followed by {first:?} does not tokenize as the prompt's \
-                 tokens then that token; the echo cannot score it"
-            )));
-        }
-        let sent = match rendered.strip_prefix(bos) {
-            Some(rest) if tok.add_bos() && !bos.is_empty() => rest.to_string(),
-            _ => rendered,
-        };
-        Ok(Prompt::Rendered(sent))
-    }
-}
-
 pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
     let run_mode = [&a.topics, &a.passages, &a.qrels, &a.run]
         .iter()
@@ -151,60 +96,35 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
         Some(p) => PromptTemplate::from_json(&read_text(p)?, &p.display().to_string())?,
         None => PromptTemplate::default(),
     };
-    let mut model_name = a.model_name.clone();
-    let mut r = Renderer {
-        prompt,
-        chat: None,
-        tokenizer: None,
-        first: None,
+    let gguf = match &a.gguf {
+        Some(path) => Some((GgufFile::open(path)?.0, path.display().to_string())),
+        None => None,
     };
-    if let Some(path) = &a.gguf {
-        let (g, _bytes) = GgufFile::open(path)?;
-        let tok = Tokenizer::from_gguf(&g)?;
-        let id = *tok
-            .encode(NO_RESPONSE, false, false)
-            .first()
-            .ok_or_else(|| {
-                err(format!(
-                    "{}: \"{NO_RESPONSE}\" tokenizes to nothing",
-                    path.display()
-                ))
-            })?;
-        r.first = Some((id, tok.decode(&[id])));
-        r.chat = match (&a.template, tok.chat_template()) {
-            (Some(_), _) => None,
-            (None, Some(t)) => Some(ChatTemplate::new(t)),
-            (None, None) => {
-                return Err(usage(format!(
-                    "{}: no tokenizer.chat_template; give --template T.jinja",
-                    path.display()
-                )))
-            }
-        };
-        if model_name.is_none() {
-            model_name = g.get_str("general.name")?.map(str::to_string);
-        }
-        r.tokenizer = Some(tok);
-    }
-    if let Some(t) = &a.template {
-        r.chat = Some(ChatTemplate::new(&read_text(t)?));
-    }
-    let model_name = model_name
+    let template = match &a.template {
+        Some(t) => Some(read_text(t)?),
+        None => None,
+    };
+    let r = match (&gguf, &template) {
+        (Some((g, file)), t) => ServerPrompts::from_gguf(prompt, g, file, t.as_deref())
+            .map_err(|e| {
+                if e.contains("no tokenizer.chat_template") {
+                    usage(format!("{file}: no tokenizer.chat_template; give --template T.jinja"))
+                } else {
+                    err(e)
+                }
+            })?,
+        (None, Some(t)) => ServerPrompts::with_template(prompt, t),
+        (None, None) => ServerPrompts::chat_only(prompt),
+    };
+    let model_name = a
+        .model_name
+        .clone()
+        .or_else(|| r.gguf_name.clone())
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| a.common.model.clone());
-    let scoring = match (&r.chat, &r.first) {
-        (Some(_), Some((_, first))) => Scoring::Echo {
-            appended: first.clone(),
-            single_token: true,
-        },
-        (Some(_), None) => Scoring::Echo {
-            appended: NO_RESPONSE.into(),
-            single_token: false,
-        },
-        (None, _) => Scoring::TopLogprobs { first_token: None },
-    };
+    let scoring = r.scoring();
     let task = Rc::new(Utility::new(scoring.clone()));
-    let (prompts, output): (Vec<(ItemKey, Prompt)>, Output) = match &a.input {
+    let (prompts, output): Items = match &a.input {
         Some(input) => json_items(input, &r)?,
         None => run_items(&a, &r)?,
     };
@@ -217,16 +137,11 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
             );
         }
         Scoring::Echo { .. } => {
-            let p = r.prompt(PROBE_QUESTION, PROBE_PASSAGE, "the probe prompt")?;
-            let Prompt::Rendered(p) = p else {
-                return Err(err("the probe needs a rendered prompt"));
-            };
-            let report = block_on(probe(&s.env, &s.opts, &p)).map_err(|e| {
-                err(format!(
-                    "{}: refused: {e}",
-                    s.env.provider.config().base_url
-                ))
-            })?;
+            let p = r
+                .probe_prompt()?
+                .ok_or_else(|| err("the probe needs a rendered prompt"))?;
+            let report = block_on(probe(&s.env, &s.opts, &p))
+                .map_err(|e| err(refused(&s.env.provider.config().base_url, &e)))?;
             eprintln!(
                 "ragscope judge: alignment probe passed: {:?} has logprob {} generated and {} echoed",
                 report.token, report.generated, report.echoed
@@ -249,137 +164,16 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
     )
 }
 
-/// The output file's shape.
-enum Output {
-    /// `qid docno relevant no_res_prob` (the item keys are the first three columns).
-    Tsv,
-    /// The UDCG reference JSON with models_info filled.
-    Json(Value),
+type Items = (Vec<(ItemKey, Prompt)>, UtilityOutput);
+
+fn json_items(input: &Path, r: &ServerPrompts) -> Result<Items, Failure> {
+    let (passages, data) = udcg_json_items(&input.display().to_string(), &read_text(input)?, r)
+        .map_err(err)?;
+    let items = passages.into_iter().map(|p| (p.key, p.prompt)).collect();
+    Ok((items, UtilityOutput::Json(data)))
 }
 
-impl Output {
-    fn write(&self, records: &[ItemRecord], model: &str) -> (String, Option<String>) {
-        let bounds = records
-            .iter()
-            .filter(|r| reading(r).is_some_and(|(_, exact)| !exact))
-            .count();
-        let note = (bounds > 0).then(|| {
-            format!(
-                "{bounds} of {} probabilities are only upper bounds (NO-RESPONSE's first token \
-                 was not among the top 20), written as {}; give --gguf or --template for exact \
-                 values",
-                records.len(),
-                match self {
-                    Output::Tsv => "<=p",
-                    Output::Json(_) => "no_res_prob_upper_bound",
-                }
-            )
-        });
-        let text = match self {
-            Output::Tsv => {
-                let mut s = String::from("qid\tdocno\trelevant\tno_res_prob\n");
-                for r in records {
-                    if let Some((p, exact)) = reading(r) {
-                        let key: Vec<&str> = r.key.0.iter().map(|(_, v)| v.as_str()).collect();
-                        s.push_str(&format!(
-                            "{}\t{}\n",
-                            key.join("\t"),
-                            format_probability(p, exact)
-                        ));
-                    }
-                }
-                s
-            }
-            Output::Json(data) => {
-                let mut data = data.clone();
-                for r in records {
-                    let (Some((p, exact)), Some(e), Some(i)) = (
-                        reading(r),
-                        r.key.get("example").and_then(|v| v.parse::<usize>().ok()),
-                        r.key.get("passage").and_then(|v| v.parse::<usize>().ok()),
-                    ) else {
-                        continue;
-                    };
-                    let field = if exact {
-                        "no_res_prob"
-                    } else {
-                        "no_res_prob_upper_bound"
-                    };
-                    set_model_field(&mut data[e]["passages"][i], model, field, p);
-                }
-                serde_json::to_string_pretty(&data).unwrap_or_default() + "\n"
-            }
-        };
-        (text, note)
-    }
-}
-
-fn set_model_field(passage: &mut Value, model: &str, field: &str, p: f64) {
-    let Some(obj) = passage.as_object_mut() else {
-        return;
-    };
-    let info = obj
-        .entry("models_info")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if !info.is_object() {
-        *info = Value::Object(Default::default());
-    }
-    let Some(info) = info.as_object_mut() else {
-        return;
-    };
-    let entry = info
-        .entry(model.to_string())
-        .or_insert_with(|| Value::Object(Default::default()));
-    if !entry.is_object() {
-        *entry = Value::Object(Default::default());
-    }
-    if let Some(entry) = entry.as_object_mut() {
-        entry.insert(field.into(), Value::from(p));
-    }
-}
-
-type Items = (Vec<(ItemKey, Prompt)>, Output);
-
-fn json_items(input: &Path, r: &Renderer) -> Result<Items, Failure> {
-    let file = input.display().to_string();
-    let data: Value = serde_json::from_str(&read_text(input)?).map_err(|e| {
-        err(format!(
-            "{file}: line {}, column {}: {e}",
-            e.line(),
-            e.column()
-        ))
-    })?;
-    let examples = data
-        .as_array()
-        .ok_or_else(|| err(format!("{file}: expected a JSON list of examples")))?;
-    let mut out = Vec::new();
-    for (ei, ex) in examples.iter().enumerate() {
-        let at = |what: &str| format!("{file}: example {ei}: {what}");
-        let question = ex
-            .get("question")
-            .and_then(Value::as_str)
-            .ok_or_else(|| err(at("missing string field \"question\"")))?;
-        let passages = ex
-            .get("passages")
-            .and_then(Value::as_array)
-            .ok_or_else(|| err(at("missing list field \"passages\"")))?;
-        for (pi, p) in passages.iter().enumerate() {
-            let text = p
-                .get("text")
-                .and_then(Value::as_str)
-                .ok_or_else(|| err(at(&format!("passage {pi}: missing string field \"text\""))))?;
-            let key = ItemKey(vec![
-                ("example".into(), ei.to_string()),
-                ("passage".into(), pi.to_string()),
-            ]);
-            let prompt = r.prompt(question, text, &at(&format!("passage {pi}")))?;
-            out.push((key, prompt));
-        }
-    }
-    Ok((out, Output::Json(data)))
-}
-
-fn run_items(a: &Args, r: &Renderer) -> Result<Items, Failure> {
+fn run_items(a: &Args, r: &ServerPrompts) -> Result<Items, Failure> {
     let need = |o: &Option<PathBuf>, flag: &str| {
         o.clone()
             .ok_or_else(|| usage(format!("run mode needs {flag}")))
@@ -412,14 +206,12 @@ fn run_items(a: &Args, r: &Renderer) -> Result<Items, Failure> {
                 .topic(qid)
                 .and_then(|t| t.rel(d.as_bytes()))
                 .is_some_and(|r| r > 0);
-            let key = ItemKey(vec![
-                ("qid".into(), qid.clone()),
-                ("docno".into(), d.clone()),
-                ("relevant".into(), u8::from(rel).to_string()),
-            ]);
-            let prompt = r.prompt(question, text, &format!("query {qid}, docno {d}"))?;
+            let key = run_key(qid, d, rel);
+            let prompt = r
+                .prompt(question, text, &format!("query {qid}, docno {d}"))
+                .map_err(err)?;
             out.push((key, prompt));
         }
     }
-    Ok((out, Output::Tsv))
+    Ok((out, UtilityOutput::Tsv))
 }

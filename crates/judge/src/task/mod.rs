@@ -12,6 +12,7 @@ pub mod pointwise;
 pub mod reply;
 pub mod umbrela;
 pub mod utility;
+pub mod utility_io;
 
 use crate::provider::{Call, Reply};
 use crate::runner::ItemRecord;
