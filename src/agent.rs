@@ -33,6 +33,13 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             },
         };
         let responses = match request {
+            // The utility task's GGUF: its metadata read from the picked file's Blob.
+            #[cfg(target_arch = "wasm32")]
+            Request::Judge(crate::protocol::judges::JudgeRequest::ReadGguf { id, url, name }) => {
+                vec![
+                    crate::engine::judges::worker::read_gguf(&mut workspace, id, &url, &name).await,
+                ]
+            }
             #[cfg(target_arch = "wasm32")]
             Request::Judge(request) => {
                 jobs.handle(&workspace, request, &judge_out);

@@ -46,12 +46,12 @@ impl std::fmt::Debug for LocalModel {
     }
 }
 
-struct Item {
-    qid: String,
-    docno: String,
-    relevant: bool,
-    question: String,
-    text: String,
+pub(crate) struct Item {
+    pub(crate) qid: String,
+    pub(crate) docno: String,
+    pub(crate) relevant: bool,
+    pub(crate) question: String,
+    pub(crate) text: String,
 }
 
 /// Utilities being computed.
@@ -268,7 +268,11 @@ impl Workspace {
     /// The top `k` passages per query of a loaded run, in trec_eval's order (score descending,
     /// ties by docno descending), with questions from the loaded topics, texts from the loaded
     /// passages and relevance from the loaded qrels, as `ragscope utility` reads them.
-    fn run_items(&self, run_id: FileId, k: usize) -> Result<(String, Vec<Item>), String> {
+    pub(crate) fn run_items(
+        &self,
+        run_id: FileId,
+        k: usize,
+    ) -> Result<(String, Vec<Item>), String> {
         if k == 0 {
             return Err("k must be at least 1".into());
         }

@@ -13,6 +13,9 @@ mod job_tests;
 mod tasks;
 #[cfg(test)]
 mod tasks_tests;
+mod utility;
+#[cfg(test)]
+mod utility_tests;
 #[cfg(target_arch = "wasm32")]
 pub mod worker;
 
@@ -72,6 +75,10 @@ impl Workspace {
             JudgeRequest::Start { job, .. } => JudgeResponse::Failed {
                 job,
                 error: "judge jobs run only in the browser worker".into(),
+            },
+            JudgeRequest::ReadGguf { id, name, .. } => JudgeResponse::GgufRead {
+                id,
+                result: Err(format!("{name}: reading a GGUF needs the web worker")),
             },
             JudgeRequest::Pause { .. }
             | JudgeRequest::Resume { .. }

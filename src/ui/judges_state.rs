@@ -2,9 +2,10 @@
 //! in flight. Pure (no browser), so every transition is tested natively.
 
 use crate::answers_protocol::AnswerFile;
+use crate::protocol::compute::ComputeSource;
 use crate::protocol::judges::{
-    JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse, JudgeSpec,
-    JudgeTaskChoice, ProviderChoice, TaskInputs,
+    GgufTemplateInfo, JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse,
+    JudgeSpec, JudgeTaskChoice, ProviderChoice, TaskInputs, UtilityTemplate,
 };
 use crate::protocol::{FileId, FileKind};
 use crate::ui::state::{FileStatus, LoadedFile};
@@ -37,6 +38,64 @@ pub struct JudgeForm {
     pub ragelo_answers: Option<FileId>,
     /// `None`: the loaded RAGElo documents file if any; `Some(None)`: no documents.
     pub documents: Option<Option<FileId>>,
+    /// The utility task's passages: `udcg:<id>` or `run:<id>` (the compute panel's values);
+    /// `None`: the first loaded UDCG JSON, else the first run.
+    pub utility_source: Option<String>,
+    pub utility: UtilityForm,
+}
+
+/// Where the utility task's chat template comes from, as the user chose.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TemplateChoice {
+    /// The chat endpoint's top 20 logprobs: exact when listed, else an upper bound.
+    #[default]
+    None,
+    Gguf,
+    Text,
+}
+
+impl TemplateChoice {
+    pub const ALL: [TemplateChoice; 3] = [
+        TemplateChoice::Gguf,
+        TemplateChoice::Text,
+        TemplateChoice::None,
+    ];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            TemplateChoice::None => "none",
+            TemplateChoice::Gguf => "gguf",
+            TemplateChoice::Text => "text",
+        }
+    }
+
+    pub fn from_slug(s: &str) -> Option<TemplateChoice> {
+        Self::ALL.into_iter().find(|t| t.slug() == s)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            TemplateChoice::Gguf => {
+                "The served model's GGUF (exact; only its metadata is read, here)"
+            }
+            TemplateChoice::Text => "A chat template file (Jinja; exact)",
+            TemplateChoice::None => {
+                "None: the chat endpoint's top 20 logprobs (else an upper bound)"
+            }
+        }
+    }
+}
+
+/// The utility task's chat template: the choice, the GGUF read in the worker, a template text.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct UtilityForm {
+    pub template: TemplateChoice,
+    /// The GGUF picked last (id, file name) while the worker reads it.
+    pub gguf_reading: Option<(u32, String)>,
+    pub gguf: Option<GgufTemplateInfo>,
+    pub gguf_error: Option<String>,
+    /// A template file loaded or pasted (name, text).
+    pub text: Option<(String, String)>,
 }
 
 impl Default for JudgeForm {
@@ -59,6 +118,8 @@ impl Default for JudgeForm {
             queries: None,
             ragelo_answers: None,
             documents: None,
+            utility_source: None,
+            utility: UtilityForm::default(),
         }
     }
 }
@@ -95,6 +156,8 @@ pub struct JudgeInputs {
     pub nuggets: Vec<(FileId, String)>,
     pub rag_answers: Vec<(FileId, String)>,
     pub ragelo: Vec<(FileId, String, Option<RageloRole>)>,
+    /// UDCG reference JSON files (the utility task's passages).
+    pub udcg: Vec<(FileId, String)>,
 }
 
 impl JudgeInputs {
@@ -110,6 +173,7 @@ impl JudgeInputs {
                     FileKind::Run => inputs.runs.push(entry),
                     FileKind::Answers(AnswerFile::Nuggets) => inputs.nuggets.push(entry),
                     FileKind::Answers(AnswerFile::RagAnswers) => inputs.rag_answers.push(entry),
+                    FileKind::UdcgJson => inputs.udcg.push(entry),
                     FileKind::RageloTable => {
                         inputs
                             .ragelo
@@ -288,7 +352,96 @@ impl JudgeForm {
                 answers: rag_answers()?,
                 passages: passages()?,
             },
+            JudgeTaskChoice::Utility => self.utility_inputs(inputs)?,
         })
+    }
+
+    /// The utility task's source value: the picked one if its file is still loaded, else the
+    /// first UDCG JSON, else the first run.
+    pub fn utility_source_value(&self, inputs: &JudgeInputs) -> Option<String> {
+        let loaded = |v: &str| {
+            let (kind, id) = v.split_once(':')?;
+            let id: FileId = id.parse().ok()?;
+            let list = match kind {
+                "udcg" => &inputs.udcg,
+                "run" => &inputs.runs,
+                _ => return None,
+            };
+            list.iter().any(|(f, _)| *f == id).then_some(())
+        };
+        self.utility_source
+            .clone()
+            .filter(|v| loaded(v).is_some())
+            .or_else(|| inputs.udcg.first().map(|(id, _)| format!("udcg:{id}")))
+            .or_else(|| inputs.runs.first().map(|(id, _)| format!("run:{id}")))
+    }
+
+    fn utility_inputs(&self, inputs: &JudgeInputs) -> Result<TaskInputs, String> {
+        if !matches!(
+            self.provider,
+            ProviderChoice::OpenAiCompatible | ProviderChoice::OpenAi
+        ) {
+            return Err(
+                "Utilities need an OpenAI-compatible server (vLLM, llama.cpp's server): choose \
+                 it as the API."
+                    .into(),
+            );
+        }
+        let value = self.utility_source_value(inputs).ok_or(
+            "Load a UDCG JSON file, or a run with its topics, passages and qrels: their \
+             passages get utilities.",
+        )?;
+        let source = match value.split_once(':') {
+            Some(("udcg", id)) => ComputeSource::Udcg(id.parse().map_err(|_| "bad source")?),
+            Some(("run", id)) => {
+                let k = match self.k.trim().parse::<usize>() {
+                    Ok(k) if k >= 1 => k,
+                    _ => return Err("k (passages per query) must be a whole number ≥ 1.".into()),
+                };
+                if inputs.topics.is_none() {
+                    return Err(LOAD_TOPICS.into());
+                }
+                if inputs.passages.is_none() {
+                    return Err(LOAD_PASSAGES.into());
+                }
+                if inputs.qrels.is_none() {
+                    return Err(
+                        "Load qrels: a utility needs each passage's relevance (qid iter docno rel)."
+                            .into(),
+                    );
+                }
+                ComputeSource::Run {
+                    run: id.parse().map_err(|_| "bad source")?,
+                    k,
+                }
+            }
+            _ => return Err("Pick the passages to score.".into()),
+        };
+        let u = &self.utility;
+        let template =
+            match u.template {
+                TemplateChoice::None => UtilityTemplate::None,
+                TemplateChoice::Gguf => match (&u.gguf, &u.gguf_reading) {
+                    (_, Some((_, name))) => return Err(format!("Reading {name}…")),
+                    (Some(g), None) => UtilityTemplate::Gguf {
+                        id: g.id,
+                        name: g.file_name.clone(),
+                    },
+                    (None, None) => return Err(
+                        "Pick the served model's GGUF: its chat template and tokenizer are read \
+                         in this browser (the file is never uploaded)."
+                            .into(),
+                    ),
+                },
+                TemplateChoice::Text => match &u.text {
+                    Some((name, text)) if !text.trim().is_empty() => UtilityTemplate::Text {
+                        name: name.clone(),
+                        text: text.clone(),
+                    },
+                    _ => return Err("Load or paste the model's chat template (Jinja).".into()),
+                },
+            };
+        Ok(TaskInputs::Utility { source, template })
     }
 }
 
@@ -357,6 +510,18 @@ pub enum JudgeAction {
     SetQueries(Option<FileId>),
     SetRageloAnswers(Option<FileId>),
     SetDocuments(Option<Option<FileId>>),
+    SetUtilitySource(Option<String>),
+    SetTemplateChoice(TemplateChoice),
+    /// A GGUF was picked and sent to the worker to read (its id and file name).
+    GgufPicked {
+        id: u32,
+        name: String,
+    },
+    /// A chat template file was loaded or pasted (name, text).
+    TemplateText {
+        name: String,
+        text: String,
+    },
     /// A key kept on this device (opt-in) was read back at start.
     KeyRestored(String),
     EstimateRequested {
@@ -398,7 +563,22 @@ impl Reducible for JudgeState {
             JudgeAction::SetConcurrency(v) => f.concurrency = v,
             JudgeAction::SetMaxCost(v) => f.max_cost = v,
             JudgeAction::SetMaxTokens(v) => f.max_tokens = v,
-            JudgeAction::SetTask(t) => f.task = t,
+            JudgeAction::SetTask(t) => {
+                // Utilities are read from an OpenAI-compatible server's logprobs.
+                if t == JudgeTaskChoice::Utility
+                    && !matches!(
+                        f.provider,
+                        ProviderChoice::OpenAiCompatible | ProviderChoice::OpenAi
+                    )
+                {
+                    let b = f.base_url.trim().trim_end_matches('/');
+                    if b.is_empty() || b == f.provider.default_base_url() {
+                        f.base_url = ProviderChoice::OpenAiCompatible.default_base_url().into();
+                    }
+                    f.provider = ProviderChoice::OpenAiCompatible;
+                }
+                f.task = t
+            }
             JudgeAction::SetRun(r) => f.run = r,
             JudgeAction::SetK(v) => f.k = v,
             JudgeAction::SetMinGrade(v) => f.min_grade = v,
@@ -406,6 +586,17 @@ impl Reducible for JudgeState {
             JudgeAction::SetQueries(v) => f.queries = v,
             JudgeAction::SetRageloAnswers(v) => f.ragelo_answers = v,
             JudgeAction::SetDocuments(v) => f.documents = v,
+            JudgeAction::SetUtilitySource(v) => f.utility_source = v,
+            JudgeAction::SetTemplateChoice(t) => f.utility.template = t,
+            JudgeAction::GgufPicked { id, name } => {
+                f.utility.template = TemplateChoice::Gguf;
+                f.utility.gguf_reading = Some((id, name));
+                f.utility.gguf_error = None;
+            }
+            JudgeAction::TemplateText { name, text } => {
+                f.utility.template = TemplateChoice::Text;
+                f.utility.text = Some((name, text));
+            }
             JudgeAction::KeyRestored(key) => {
                 if f.key.is_empty() {
                     f.key = key;
@@ -506,6 +697,23 @@ impl JudgeState {
                 if let Some(j) = self.job_mut(job) {
                     j.phase = JobPhase::Done;
                     j.error = Some(error);
+                }
+            }
+            JudgeResponse::GgufRead { id, result } => {
+                let u = &mut self.form.utility;
+                // Only the GGUF picked last counts (an earlier read may answer late).
+                if u.gguf_reading.as_ref().is_some_and(|(r, _)| *r == id) {
+                    u.gguf_reading = None;
+                    match result {
+                        Ok(info) => {
+                            u.gguf = Some(info);
+                            u.gguf_error = None;
+                        }
+                        Err(e) => {
+                            u.gguf = None;
+                            u.gguf_error = Some(e);
+                        }
+                    }
                 }
             }
         }
@@ -831,6 +1039,7 @@ mod tests {
                 judged: 1,
                 failed: 1,
                 stopped: Some("cancelled".into()),
+                view: None,
             })),
         );
         let job = s.job.as_ref().unwrap();

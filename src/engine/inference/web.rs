@@ -62,7 +62,7 @@ fn now_seconds() -> f64 {
 }
 
 /// The Blob behind an object URL made by the page (same origin; no bytes are copied here).
-async fn blob_from_url(url: &str) -> Result<web_sys::Blob, String> {
+pub(crate) async fn blob_from_url(url: &str) -> Result<web_sys::Blob, String> {
     let global: JsValue = js_sys::global().into();
     let response = call_await(&global, "fetch", &[url.into()]).await?;
     call_await(&response, "blob", &[])

@@ -14,6 +14,8 @@ pub struct JudgeFiles {
     /// queries/answers/documents), kept as loaded: crates/judge's readers take the text, and the
     /// Answers and Tournament views keep only their own parsed forms.
     pub sources: Vec<Source>,
+    /// The GGUF read for the utility task (id, file name, metadata only).
+    pub gguf: Option<(u32, String, ragscope_infer::gguf::GgufFile)>,
 }
 
 /// A loaded file a judge task may read, with its text.

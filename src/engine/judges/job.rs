@@ -5,7 +5,7 @@
 //! IndexedDB.
 
 use super::super::Workspace;
-use super::tasks::{Finish, NextRound};
+use super::tasks::{Finish, NextRound, View};
 use crate::protocol::judges::{
     JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse, JudgeSpec,
     ProviderChoice,
@@ -22,6 +22,8 @@ use std::rc::Rc;
 pub const PARSE_RETRIES: u32 = 3;
 /// Requests in flight at most, whatever the form says (the anchors use 1–8).
 pub const MAX_CONCURRENCY: u32 = 64;
+/// The utility task's alignment probe: one token generated, then echoed.
+pub const PROBE_REQUESTS: usize = 2;
 
 pub fn kind_of(p: ProviderChoice) -> ProviderKind {
     match p {
@@ -39,6 +41,11 @@ pub struct PreparedJob {
     /// Nugget creation's later rounds.
     pub next_round: Option<NextRound>,
     pub finish: Finish,
+    /// The file the views load when it differs from the output (utilities).
+    pub view: Option<View>,
+    /// The utility task's alignment probe prompt: two requests before the items, and the job
+    /// is refused when the server's echoed logprobs are misaligned.
+    pub probe: Option<String>,
     pub config: ProviderConfig,
     pub opts: JudgeOptions,
     /// The result's file name.
@@ -79,7 +86,7 @@ impl Workspace {
         // From a page: Anthropic needs its browser-access header.
         config.browser = true;
 
-        let built = self.build_task(&spec.inputs)?;
+        let built = self.build_task(&spec.inputs, &spec.model)?;
         let prices = PriceTable::builtin();
         let (price, price_note) = match prices.lookup(kind, &spec.model) {
             Some(p) => (
@@ -120,6 +127,8 @@ impl Workspace {
             },
             next_round: built.next_round,
             finish: built.finish,
+            view: built.view,
+            probe: built.probe,
             opts: JudgeOptions {
                 concurrency: spec.concurrency.clamp(1, MAX_CONCURRENCY) as usize,
                 budget: Budget {
@@ -172,12 +181,24 @@ pub async fn estimate(prepared: &PreparedJob, env: &Env, ticket: u32) -> JudgeRe
         Ok(e) => JudgeResponse::Estimate(JudgeEstimate {
             ticket,
             items: prepared.job.items.len(),
-            requests: e.requests as usize,
+            requests: e.requests as usize
+                + if prepared.probe.is_some() {
+                    PROBE_REQUESTS
+                } else {
+                    0
+                },
             cached: e.cached as usize,
             input_tokens: e.input_tokens,
             output_tokens: e.max_output_tokens,
             cost: e.max_cost,
-            price_note: prepared.price_note.clone(),
+            price_note: match prepared.probe {
+                Some(_) => format!(
+                    "{}; first {PROBE_REQUESTS} requests probe that the server's echoed logprobs \
+                     are aligned",
+                    prepared.price_note
+                ),
+                None => prepared.price_note.clone(),
+            },
             endpoint,
             first_prompt: prompt_text(&first.call),
             skipped: prepared.skipped.clone(),
@@ -226,8 +247,21 @@ pub async fn run(
         finish,
         mut opts,
         name,
+        view,
+        probe,
+        config,
         ..
     } = prepared;
+    if let Some(prompt) = probe {
+        // The CLI's probe and message (crates/judge): a misaligned server gets no item.
+        if let Err(e) = ragscope_judge::task::utility::probe(&env, &opts, &prompt).await {
+            send(JudgeResponse::Failed {
+                job: job_id,
+                error: ragscope_judge::task::utility_io::refused(&config.base_url, &e),
+            });
+            return;
+        }
+    }
     let started = now_s();
     let mut round = job;
     let mut all: Vec<ItemRecord> = Vec::new();
@@ -320,6 +354,7 @@ pub async fn run(
     }
     let judged = all.iter().filter(|r| r.status == Status::Ok).count();
     let (output, note) = finish(&all);
+    let view = view.map(|v| v(&all));
     send(JudgeResponse::Finished(JudgeOutcome {
         job: job_id,
         name,
@@ -328,5 +363,6 @@ pub async fn run(
         judged,
         failed: all.len() - judged,
         stopped,
+        view,
     }));
 }

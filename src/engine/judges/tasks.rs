@@ -26,6 +26,8 @@ const SKIPPED_SHOWN: usize = 5;
 pub type NextRound = Box<dyn FnMut(&[ItemRecord]) -> Vec<JobItem>>;
 /// The output file and a note, from every round's records.
 pub type Finish = Box<dyn Fn(&[ItemRecord]) -> (String, Option<String>)>;
+/// A file (name, text) for the views when it differs from the output (utilities).
+pub type View = Box<dyn Fn(&[ItemRecord]) -> (String, String)>;
 
 /// RAGElo's three inputs: queries, answers, documents by query.
 type RageloInputs = (
@@ -41,8 +43,11 @@ pub struct BuiltTask {
     pub items: Vec<JobItem>,
     pub next_round: Option<NextRound>,
     pub finish: Finish,
+    pub view: Option<View>,
     /// What the loaded files could not give (named in the estimate).
     pub skipped: Vec<String>,
+    /// The utility task's alignment probe prompt (sent before the items).
+    pub probe: Option<String>,
     /// The result's file name before the model: `umbrela`, `nuggets-assign`, ...
     pub stem: &'static str,
     /// Its extension (`qrels`, `jsonl`, `csv`).
@@ -61,7 +66,9 @@ fn single(
         items,
         next_round: None,
         finish: Box::new(move |records| (t.write_output(records), None)),
+        view: None,
         skipped: Vec::new(),
+        probe: None,
         stem,
         ext,
     }
@@ -125,7 +132,8 @@ impl Workspace {
     }
 
     /// The task `inputs` names, with its items; errors say which file or item does not fit.
-    pub fn build_task(&self, inputs: &TaskInputs) -> Result<BuiltTask, String> {
+    /// `model`: the judge model's name (the utilities' model column without a GGUF name).
+    pub fn build_task(&self, inputs: &TaskInputs, model: &str) -> Result<BuiltTask, String> {
         let built = match inputs {
             TaskInputs::Umbrela {
                 topics,
@@ -212,6 +220,9 @@ impl Workspace {
                     .items(&sentences, texts)
                     .map_err(|e| format!("{pname}: {e}"))?;
                 single(Rc::new(task), items, "citations", "jsonl")
+            }
+            TaskInputs::Utility { source, template } => {
+                self.build_utility(source, template, model)?
             }
         };
         if built.items.is_empty() {
@@ -371,7 +382,9 @@ impl Workspace {
             items,
             next_round: Some(next_round),
             finish,
+            view: None,
             skipped,
+            probe: None,
             stem: "nuggets-created",
             ext: "jsonl",
         })

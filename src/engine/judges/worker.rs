@@ -75,6 +75,8 @@ impl Jobs {
                     c.cancel();
                 }
             }
+            // Needs the workspace mutably: the reactor calls [`read_gguf`] instead.
+            JudgeRequest::ReadGguf { .. } => {}
         }
     }
 
@@ -93,4 +95,23 @@ fn env(prepared: &job::PreparedJob) -> Env {
         runtime: Rc::new(WorkerRuntime),
         cache: Rc::new(IdbCache),
     }
+}
+
+/// Reads the metadata of the GGUF behind the page's object URL (slices of the Blob: the tensors
+/// are never read) for the utility task's chat template and tokenizer.
+pub async fn read_gguf(ws: &mut Workspace, id: u32, url: &str, name: &str) -> Response {
+    let response = match crate::engine::inference::web::blob_from_url(url).await {
+        Ok(blob) => match crate::blob_source::BlobSource::new(blob) {
+            Ok(src) => ws.read_judge_gguf(id, name, &src),
+            Err(e) => JudgeResponse::GgufRead {
+                id,
+                result: Err(format!("{name}: {e}")),
+            },
+        },
+        Err(e) => JudgeResponse::GgufRead {
+            id,
+            result: Err(format!("{name}: cannot read the picked file: {e}")),
+        },
+    };
+    Response::Judge(response)
 }

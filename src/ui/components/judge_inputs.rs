@@ -7,8 +7,9 @@ mod citations;
 mod nuggets;
 mod ragelo;
 mod umbrela;
+mod utility;
 
-use crate::protocol::judges::JudgeTaskChoice;
+use crate::protocol::judges::{JudgeRequest, JudgeTaskChoice};
 use crate::protocol::FileId;
 use crate::ui::judges_state::{JudgeAction, JudgeForm, JudgeInputs, JudgeState};
 use wasm_bindgen::JsCast;
@@ -20,6 +21,12 @@ pub struct Props {
     pub inputs: JudgeInputs,
     pub form: JudgeForm,
     pub dispatch: UseReducerDispatcher<JudgeState>,
+    /// Sends a request to the worker (the utility task's GGUF is read there).
+    #[prop_or_default]
+    pub on_request: Callback<JudgeRequest>,
+    /// The next request id (unique for the page's lifetime).
+    #[prop_or_default]
+    pub next_id: Option<Callback<(), u32>>,
 }
 
 pub(crate) fn select_value(e: &Event) -> String {
@@ -84,6 +91,8 @@ pub fn task_inputs_panel(props: &Props) -> Html {
         inputs: props.inputs.clone(),
         form: props.form.clone(),
         dispatch: props.dispatch.clone(),
+        on_request: props.on_request.clone(),
+        next_id: props.next_id.clone(),
     };
     let panel = match props.form.task {
         JudgeTaskChoice::Umbrela => html! { <umbrela::UmbrelaInputs ..p /> },
@@ -94,6 +103,7 @@ pub fn task_inputs_panel(props: &Props) -> Html {
             html! { <ragelo::RageloInputs ..p /> }
         }
         JudgeTaskChoice::Citations => html! { <citations::CitationsInputs ..p /> },
+        JudgeTaskChoice::Utility => html! { <utility::UtilityInputs ..p /> },
     };
     html! {
         <>

@@ -215,7 +215,7 @@ pub fn judges_page(props: &Props) -> Html {
         <section class="judges" aria-labelledby="judges-title">
             <h2 id="judges-title">{ "LLM judges" }</h2>
             <p class="hint">
-                { "Judge with a large language model: UMBRELA relevance (0–3) of a run's top-k passages (TREC qrels), AutoNuggetizer nuggets and their support in answers (nuggetizer JSONL), RAGElo pairwise battles (pairwise CSV), pointwise grades and citation support, each from the files loaded here; results are loaded at once into the Evaluate, Answers and Tournament views. Requests go from this browser straight to the provider you choose, with your key, and only after you press Start. Replies are cached in this browser, so a rerun or a reload resumes without paying twice." }
+                { "Judge with a large language model: UMBRELA relevance (0–3) of a run's top-k passages (TREC qrels), AutoNuggetizer nuggets and their support in answers (nuggetizer JSONL), RAGElo pairwise battles (pairwise CSV), pointwise grades and citation support, and passage utilities p(NO-RESPONSE) from an OpenAI-compatible server (vLLM, llama.cpp), each from the files loaded here; results are loaded at once into the Evaluate, Answers, Tournament and RAG views. Requests go from this browser straight to the provider you choose, with your key, and only after you press Start. Replies are cached in this browser, so a rerun or a reload resumes without paying twice." }
             </p>
             <DropZone on_files={props.on_files.clone()} on_paste={props.on_paste.clone()} />
             <FileList files={props.files.clone()} on_remove={props.on_remove.clone()} />
@@ -256,7 +256,8 @@ pub fn judges_page(props: &Props) -> Html {
                 </fieldset>
                 <fieldset disabled={running}>
                     <legend>{ "Task and inputs" }</legend>
-                    <TaskInputsPanel inputs={inputs.clone()} form={form.clone()} dispatch={state.dispatcher()} />
+                    <TaskInputsPanel inputs={inputs.clone()} form={form.clone()} dispatch={state.dispatcher()}
+                        on_request={props.on_request.clone()} next_id={Some(props.next_id.clone())} />
                 </fieldset>
                 <fieldset disabled={running}>
                     <legend>{ "Limits" }</legend>
@@ -358,6 +359,8 @@ fn job_view(
         Callback::from(move |_: MouseEvent| {
             let mime = if o.name.ends_with(".csv") {
                 "text/csv"
+            } else if o.name.ends_with(".json") {
+                "application/json"
             } else {
                 "text/plain"
             };
@@ -392,11 +395,11 @@ fn job_view(
             }
             if let Some(o) = &job.outcome {
                 <p id="judge-result" data-judged={o.judged.to_string()} data-failed={o.failed.to_string()}>
-                    { format!("{} {} judged, {} failed{}. ", o.judged, if task == JudgeTaskChoice::Umbrela { "passages" } else { "items" }, o.failed,
+                    { format!("{} {} judged, {} failed{}. ", o.judged, if matches!(task, JudgeTaskChoice::Umbrela | JudgeTaskChoice::Utility) { "passages" } else { "items" }, o.failed,
                         o.stopped.as_ref().map(|s| format!(" — stopped: {s}")).unwrap_or_default()) }
                     if o.judged > 0 {
                         if let Some(on_view) = on_view {
-                            { format!("Loaded as {}: ", o.name) }
+                            { format!("Loaded as {}: ", o.view.as_ref().map_or(&o.name, |(n, _)| n)) }
                             <a href="#/" id="judge-result-view" onclick={on_view}>{ view }</a>{ " shows it now. " }
                         } else {
                             <span id="judge-result-noview">{ view }</span>{ " " }
@@ -464,5 +467,6 @@ fn result_words(task: JudgeTaskChoice) -> (&'static str, &'static str, Option<Ta
             "No view shows citation support yet: download the JSONL (run_id, qid, sentence, docid, support, score).",
             None,
         ),
+        JudgeTaskChoice::Utility => ("utilities", "Evaluate → RAG", Some(Tab::Rag)),
     }
 }

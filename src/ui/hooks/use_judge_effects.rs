@@ -47,7 +47,11 @@ pub fn use_judge_effects(
         .filter(|o| o.judged > 0 && !o.qrels.trim().is_empty());
     use_effect_with(outcome.as_ref().map(|o| o.job), move |_| {
         if let Some(o) = outcome {
-            on_result.emit((o.name.clone(), o.qrels.clone()));
+            // Utilities: the exact values as a utilities TSV (the download keeps the bounds).
+            let (name, text) = o.view.clone().unwrap_or((o.name.clone(), o.qrels.clone()));
+            if !text.trim().is_empty() {
+                on_result.emit((name, text));
+            }
         }
     });
 }

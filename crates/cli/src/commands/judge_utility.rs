@@ -105,14 +105,17 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
         None => None,
     };
     let r = match (&gguf, &template) {
-        (Some((g, file)), t) => ServerPrompts::from_gguf(prompt, g, file, t.as_deref())
-            .map_err(|e| {
+        (Some((g, file)), t) => {
+            ServerPrompts::from_gguf(prompt, g, file, t.as_deref()).map_err(|e| {
                 if e.contains("no tokenizer.chat_template") {
-                    usage(format!("{file}: no tokenizer.chat_template; give --template T.jinja"))
+                    usage(format!(
+                        "{file}: no tokenizer.chat_template; give --template T.jinja"
+                    ))
                 } else {
                     err(e)
                 }
-            })?,
+            })?
+        }
         (None, Some(t)) => ServerPrompts::with_template(prompt, t),
         (None, None) => ServerPrompts::chat_only(prompt),
     };
@@ -167,8 +170,8 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
 type Items = (Vec<(ItemKey, Prompt)>, UtilityOutput);
 
 fn json_items(input: &Path, r: &ServerPrompts) -> Result<Items, Failure> {
-    let (passages, data) = udcg_json_items(&input.display().to_string(), &read_text(input)?, r)
-        .map_err(err)?;
+    let (passages, data) =
+        udcg_json_items(&input.display().to_string(), &read_text(input)?, r).map_err(err)?;
     let items = passages.into_iter().map(|p| (p.key, p.prompt)).collect();
     Ok((items, UtilityOutput::Json(data)))
 }
