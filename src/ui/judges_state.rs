@@ -1077,4 +1077,152 @@ mod tests {
         };
         assert!(!format!("{r:?}").contains("sk-secret-123"));
     }
+
+    fn utility_spec(
+        s: &JudgeState,
+        inputs: &JudgeInputs,
+    ) -> Result<(ComputeSource, UtilityTemplate), String> {
+        match s.form.spec(inputs)?.inputs {
+            TaskInputs::Utility { source, template } => Ok((source, template)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_utility_task_picks_an_openai_compatible_server_and_its_passages() {
+        let mut s = filled();
+        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Anthropic));
+        s = reduce(s, JudgeAction::SetTask(JudgeTaskChoice::Utility));
+        assert_eq!(s.form.provider, ProviderChoice::OpenAiCompatible);
+        assert_eq!(
+            s.form.base_url,
+            ProviderChoice::OpenAiCompatible.default_base_url()
+        );
+        // Back to a hosted API: refused in the user's words.
+        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Gemini));
+        let e = s.form.spec(&inputs()).unwrap_err();
+        assert!(e.contains("OpenAI-compatible server"), "{e}");
+        s = reduce(
+            s,
+            JudgeAction::SetProvider(ProviderChoice::OpenAiCompatible),
+        );
+        // A run needs qrels for the relevance; a UDCG JSON is preferred when loaded.
+        let e = s.form.spec(&inputs()).unwrap_err();
+        assert!(e.contains("qrels"), "{e}");
+        let mut with_qrels = inputs();
+        with_qrels.qrels = Some((5, "q.txt".into()));
+        assert_eq!(
+            utility_spec(&s, &with_qrels).unwrap(),
+            (ComputeSource::Run { run: 3, k: 10 }, UtilityTemplate::None)
+        );
+        with_qrels.udcg = vec![(6, "d.json".into())];
+        assert_eq!(
+            utility_spec(&s, &with_qrels).unwrap().0,
+            ComputeSource::Udcg(6)
+        );
+        s = reduce(s, JudgeAction::SetUtilitySource(Some("run:4".into())));
+        s = reduce(s, JudgeAction::SetK("2".into()));
+        assert_eq!(
+            utility_spec(&s, &with_qrels).unwrap().0,
+            ComputeSource::Run { run: 4, k: 2 }
+        );
+        // A picked file no longer loaded falls back to the first choice.
+        with_qrels.runs.pop();
+        assert_eq!(
+            utility_spec(&s, &with_qrels).unwrap().0,
+            ComputeSource::Udcg(6)
+        );
+    }
+
+    #[test]
+    fn the_utility_template_comes_from_the_gguf_read_last_or_a_template_text() {
+        let mut inputs = inputs();
+        inputs.udcg = vec![(6, "d.json".into())];
+        let mut s = filled();
+        s = reduce(s, JudgeAction::SetTask(JudgeTaskChoice::Utility));
+        s = reduce(s, JudgeAction::SetTemplateChoice(TemplateChoice::Gguf));
+        let e = s.form.spec(&inputs).unwrap_err();
+        assert!(e.contains("Pick the served model's GGUF"), "{e}");
+        s = reduce(
+            s,
+            JudgeAction::GgufPicked {
+                id: 1,
+                name: "a.gguf".into(),
+            },
+        );
+        s = reduce(
+            s,
+            JudgeAction::GgufPicked {
+                id: 2,
+                name: "b.gguf".into(),
+            },
+        );
+        assert_eq!(s.form.spec(&inputs).unwrap_err(), "Reading b.gguf…");
+        let info = |id: u32, name: &str| GgufTemplateInfo {
+            id,
+            file_name: name.into(),
+            model_name: Some("M".into()),
+            summary: String::new(),
+        };
+        // The first pick answers late: ignored.
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::GgufRead {
+                id: 1,
+                result: Ok(info(1, "a.gguf")),
+            }),
+        );
+        assert!(s.form.utility.gguf.is_none());
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::GgufRead {
+                id: 2,
+                result: Ok(info(2, "b.gguf")),
+            }),
+        );
+        assert_eq!(
+            utility_spec(&s, &inputs).unwrap().1,
+            UtilityTemplate::Gguf {
+                id: 2,
+                name: "b.gguf".into()
+            }
+        );
+        // A failed read says why and leaves no GGUF to use.
+        s = reduce(
+            s,
+            JudgeAction::GgufPicked {
+                id: 3,
+                name: "c.gguf".into(),
+            },
+        );
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::GgufRead {
+                id: 3,
+                result: Err("c.gguf: not a GGUF file".into()),
+            }),
+        );
+        assert_eq!(
+            s.form.utility.gguf_error.as_deref(),
+            Some("c.gguf: not a GGUF file")
+        );
+        assert!(s.form.spec(&inputs).is_err());
+        // A template file switches to it.
+        s = reduce(s, JudgeAction::SetTemplateChoice(TemplateChoice::Text));
+        assert!(s.form.spec(&inputs).unwrap_err().contains("chat template"));
+        s = reduce(
+            s,
+            JudgeAction::TemplateText {
+                name: "t.jinja".into(),
+                text: "{{ x }}".into(),
+            },
+        );
+        assert_eq!(
+            utility_spec(&s, &inputs).unwrap().1,
+            UtilityTemplate::Text {
+                name: "t.jinja".into(),
+                text: "{{ x }}".into()
+            }
+        );
+    }
 }
