@@ -633,6 +633,9 @@ impl Reducible for JudgeState {
             JudgeAction::Forget => {
                 s.form.key.clear();
                 s.form.remember_key = false;
+                // The worker forgets the GGUF it read too.
+                s.form.utility.gguf = None;
+                s.form.utility.gguf_reading = None;
             }
             JudgeAction::Worker(response) => s.apply(response),
         }
