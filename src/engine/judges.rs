@@ -73,6 +73,8 @@ impl Workspace {
                 job,
                 error: "judge jobs run only in the browser worker".into(),
             },
+            // Nothing is kept outside the browser.
+            JudgeRequest::KeptBatches => JudgeResponse::KeptBatches(Vec::new()),
             JudgeRequest::Pause { .. }
             | JudgeRequest::Resume { .. }
             | JudgeRequest::Cancel { .. } => return vec![],

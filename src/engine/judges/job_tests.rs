@@ -65,6 +65,7 @@ fn spec() -> JudgeSpec {
             run: 3,
             k: 3,
         },
+        batch: false,
     }
 }
 
