@@ -80,6 +80,8 @@ impl Workspace {
                 id,
                 result: Err(format!("{name}: reading a GGUF needs the web worker")),
             },
+            // Nothing is kept outside the browser.
+            JudgeRequest::KeptBatches => JudgeResponse::KeptBatches(Vec::new()),
             JudgeRequest::Pause { .. }
             | JudgeRequest::Resume { .. }
             | JudgeRequest::Cancel { .. } => return vec![],

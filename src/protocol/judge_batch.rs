@@ -12,9 +12,22 @@ use serde::{Deserialize, Serialize};
 pub const OFFER_AT_REQUESTS: usize = 200;
 
 /// Whether the panel offers batch mode for `requests` requests to `provider` (OpenAI-compatible
-/// servers have no batch API).
-pub fn offered(provider: ProviderChoice, requests: usize) -> bool {
-    provider != ProviderChoice::OpenAiCompatible && requests >= OFFER_AT_REQUESTS
+/// servers have no batch API), from `threshold` requests on ([`OFFER_AT_REQUESTS`] unless the
+/// page's URL says otherwise, see [`threshold_of_query`]).
+pub fn offered(provider: ProviderChoice, requests: usize, threshold: usize) -> bool {
+    provider != ProviderChoice::OpenAiCompatible && requests >= threshold.max(1)
+}
+
+/// The offer threshold a page URL's query asks for: `?batch-at=N` (for trying the batch option
+/// on a small job, and for the end-to-end test); [`OFFER_AT_REQUESTS`] otherwise.
+pub fn threshold_of_query(query: &str) -> usize {
+    query
+        .trim_start_matches('?')
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("batch-at="))
+        .and_then(|n| n.parse::<usize>().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(OFFER_AT_REQUESTS)
 }
 
 /// One batch of a job as the worker last saw it.
@@ -29,6 +42,9 @@ pub struct BatchRow {
     pub requests: Option<usize>,
     /// Its replies are in the cache.
     pub imported: bool,
+    /// Once imported: replies stored, and requests the batch did not answer (recorded as failed).
+    #[serde(default)]
+    pub answered: Option<(usize, usize)>,
 }
 
 /// The batches of a job, sent whenever one changes.
@@ -38,4 +54,30 @@ pub struct BatchUpdate {
     pub rows: Vec<BatchRow>,
     /// The last thing worth saying (a failed poll that will be retried, a warning).
     pub note: Option<String>,
+    /// When the provider was last asked (Unix milliseconds).
+    #[serde(default)]
+    pub polled_ms: Option<u64>,
+}
+
+/// Batches kept in this browser for one task on one model (an earlier page submitted them and
+/// their replies are not imported yet): shown after a reload, so the user knows to start the
+/// same job again to collect them.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct KeptRun {
+    /// The provider's `--provider` name (`anthropic`, `openai`, `gemini`).
+    pub provider: String,
+    pub model: String,
+    /// The task's name (`umbrela`, `nuggets-assign`, ...).
+    pub task: String,
+    pub batches: Vec<KeptBatch>,
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct KeptBatch {
+    pub id: String,
+    /// The last state seen.
+    pub state: String,
+    pub requests: usize,
+    /// Unix milliseconds.
+    pub submitted_ms: u64,
 }

@@ -254,6 +254,9 @@ pub struct JudgeSpec {
     pub max_tokens: Option<u64>,
     /// The task and the files it reads.
     pub inputs: TaskInputs,
+    /// Through the provider's batch API (half price, within 24 h; see `judge_batch`).
+    #[serde(default)]
+    pub batch: bool,
 }
 
 impl JudgeSpec {
@@ -274,6 +277,9 @@ impl fmt::Debug for Secret {
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub enum JudgeRequest {
+    /// The batches kept in this browser (from earlier pages), answered with
+    /// [`JudgeResponse::KeptBatches`]; sends nothing.
+    KeptBatches,
     /// Render the first prompt and count requests, tokens and cost; sends nothing.
     Estimate {
         ticket: u32,
@@ -329,6 +335,10 @@ pub struct JudgeEstimate {
     pub output_tokens: u64,
     /// In US dollars, when the model is in the price table.
     pub cost: Option<f64>,
+    /// The same requests through the provider's batch API (its discount from the price
+    /// table), when the model is priced and the provider has a batch API.
+    #[serde(default)]
+    pub batch_cost: Option<f64>,
     /// Where the prices come from (date), or why there is no cost.
     pub price_note: String,
     /// The URL the requests go to.
@@ -401,6 +411,10 @@ pub enum JudgeResponse {
         failure: JudgeFailure,
     },
     Finished(JudgeOutcome),
+    /// The state of a batch job's batches (submitted, polled, imported).
+    Batch(super::judge_batch::BatchUpdate),
+    /// The batches kept in this browser's judge cache that have not been imported yet.
+    KeptBatches(Vec<super::judge_batch::KeptRun>),
     /// The job could not start or broke down (nothing made up: what finished is cached).
     Failed {
         job: u32,

@@ -3,6 +3,7 @@
 
 use crate::answers_protocol::AnswerFile;
 use crate::protocol::compute::ComputeSource;
+use crate::protocol::judge_batch::{offered, BatchUpdate, KeptRun};
 use crate::protocol::judges::{
     GgufTemplateInfo, JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse,
     JudgeSpec, JudgeTaskChoice, ProviderChoice, TaskInputs, UtilityTemplate,
@@ -42,6 +43,8 @@ pub struct JudgeForm {
     /// `None`: the first loaded UDCG JSON, else the first run.
     pub utility_source: Option<String>,
     pub utility: UtilityForm,
+    /// Through the provider's batch API, where it is offered (see [`JudgeState::batch_offered`]).
+    pub batch: bool,
 }
 
 /// Where the utility task's chat template comes from, as the user chose.
@@ -120,6 +123,7 @@ impl Default for JudgeForm {
             documents: None,
             utility_source: None,
             utility: UtilityForm::default(),
+            batch: false,
         }
     }
 }
@@ -270,6 +274,7 @@ impl JudgeForm {
             max_cost,
             max_tokens,
             inputs,
+            batch: self.batch,
         })
     }
 
@@ -464,9 +469,11 @@ pub struct JobView {
     pub failures: Vec<JudgeFailure>,
     pub outcome: Option<Rc<JudgeOutcome>>,
     pub error: Option<String>,
+    /// A batch job's batches as the worker last reported them.
+    pub batch: Option<BatchUpdate>,
 }
 
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct JudgeState {
     pub form: JudgeForm,
     /// The estimate of `estimated_spec`: the user confirms it before anything is sent.
@@ -475,6 +482,24 @@ pub struct JudgeState {
     pub estimating: Option<(u32, JudgeSpec)>,
     pub estimate_error: Option<String>,
     pub job: Option<JobView>,
+    /// Batches an earlier page left in this browser, not collected yet (listed at start).
+    pub kept: Vec<KeptRun>,
+    /// Requests from which the batch API is offered (`?batch-at=N`, else 200).
+    pub batch_threshold: usize,
+}
+
+impl Default for JudgeState {
+    fn default() -> Self {
+        JudgeState {
+            form: JudgeForm::default(),
+            estimate: None,
+            estimating: None,
+            estimate_error: None,
+            job: None,
+            kept: Vec::new(),
+            batch_threshold: crate::protocol::judge_batch::OFFER_AT_REQUESTS,
+        }
+    }
 }
 
 impl JudgeState {
@@ -482,13 +507,34 @@ impl JudgeState {
         self.job.as_ref().is_some_and(|j| j.phase != JobPhase::Done)
     }
 
-    /// The estimate, if it is still the estimate of what the form says now.
+    /// The estimate, if it is still the estimate of what the form says now (the batch choice
+    /// aside: it is made after the estimate, which prices both ways).
     pub fn current_estimate(&self, inputs: &JudgeInputs) -> Option<&JudgeEstimate> {
         let spec = self.form.spec(inputs).ok()?;
         self.estimate
             .as_ref()
-            .filter(|(s, _)| *s == spec)
+            .filter(|(s, _)| {
+                JudgeSpec {
+                    batch: spec.batch,
+                    ..s.clone()
+                } == spec
+            })
             .map(|(_, e)| e)
+    }
+
+    /// Whether the batch API is offered for the current estimate (a provider with a batch API,
+    /// enough requests left to send).
+    pub fn batch_offered(&self, inputs: &JudgeInputs) -> bool {
+        self.current_estimate(inputs)
+            .is_some_and(|e| offered(self.form.provider, e.requests, self.batch_threshold))
+    }
+
+    /// The job Start sends: the form's, through the batch API only where it is offered and
+    /// chosen.
+    pub fn start_spec(&self, inputs: &JudgeInputs) -> Result<JudgeSpec, String> {
+        let mut spec = self.form.spec(inputs)?;
+        spec.batch = self.form.batch && self.batch_offered(inputs);
+        Ok(spec)
     }
 }
 
@@ -522,6 +568,10 @@ pub enum JudgeAction {
         name: String,
         text: String,
     },
+    /// The batch API checkbox.
+    SetBatch(bool),
+    /// The page's `?batch-at=N` (read once at start).
+    SetBatchThreshold(usize),
     /// A key kept on this device (opt-in) was read back at start.
     KeyRestored(String),
     EstimateRequested {
@@ -597,6 +647,8 @@ impl Reducible for JudgeState {
                 f.utility.template = TemplateChoice::Text;
                 f.utility.text = Some((name, text));
             }
+            JudgeAction::SetBatch(on) => f.batch = on,
+            JudgeAction::SetBatchThreshold(n) => s.batch_threshold = n.max(1),
             JudgeAction::KeyRestored(key) => {
                 if f.key.is_empty() {
                     f.key = key;
@@ -620,6 +672,7 @@ impl Reducible for JudgeState {
                         failures: Vec::new(),
                         outcome: None,
                         error: None,
+                        batch: None,
                     });
                 }
             }
@@ -696,6 +749,12 @@ impl JudgeState {
                     j.outcome = Some(Rc::new(outcome));
                 }
             }
+            JudgeResponse::Batch(update) => {
+                if let Some(j) = self.job_mut(update.job) {
+                    j.batch = Some(update);
+                }
+            }
+            JudgeResponse::KeptBatches(runs) => self.kept = runs,
             JudgeResponse::Failed { job, error } => {
                 if let Some(j) = self.job_mut(job) {
                     j.phase = JobPhase::Done;
@@ -767,6 +826,7 @@ mod tests {
             input_tokens: 600,
             output_tokens: 600,
             cost: None,
+            batch_cost: None,
             price_note: String::new(),
             endpoint: "http://127.0.0.1:8000/v1/chat/completions".into(),
             first_prompt: "…".into(),
@@ -1054,6 +1114,118 @@ mod tests {
         // Pause after the end does nothing.
         s = reduce(s, JudgeAction::Pause);
         assert_eq!(s.job.as_ref().unwrap().phase, JobPhase::Done);
+    }
+
+    #[test]
+    fn the_batch_api_is_offered_above_the_threshold_and_its_state_follows_the_job() {
+        use crate::protocol::judge_batch::{BatchRow, KeptBatch};
+        let mut s = filled();
+        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Anthropic));
+        let spec = s.form.spec(&inputs()).unwrap();
+        assert!(!spec.batch);
+        s = reduce(
+            s,
+            JudgeAction::EstimateRequested {
+                ticket: 1,
+                spec: spec.clone(),
+            },
+        );
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::Estimate(estimate(1))));
+        // 6 requests: below the default threshold (200), nothing is offered and a ticked box
+        // does not turn a job into a batch.
+        s = reduce(s, JudgeAction::SetBatch(true));
+        assert!(
+            s.current_estimate(&inputs()).is_some(),
+            "the choice keeps the estimate"
+        );
+        assert!(!s.batch_offered(&inputs()));
+        assert!(!s.start_spec(&inputs()).unwrap().batch);
+        // `?batch-at=6`: offered, and Start sends a batch job.
+        s = reduce(s, JudgeAction::SetBatchThreshold(6));
+        assert!(s.batch_offered(&inputs()));
+        assert!(s.start_spec(&inputs()).unwrap().batch);
+        s = reduce(s, JudgeAction::SetBatch(false));
+        assert!(!s.start_spec(&inputs()).unwrap().batch);
+        // OpenAI-compatible servers have no batch API.
+        s = reduce(s, JudgeAction::SetBatch(true));
+        s = reduce(
+            s,
+            JudgeAction::SetProvider(ProviderChoice::OpenAiCompatible),
+        );
+        assert!(!s.batch_offered(&inputs()));
+        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Anthropic));
+        let start = s.start_spec(&inputs()).unwrap();
+        s = reduce(
+            s,
+            JudgeAction::Started {
+                job: 4,
+                spec: start,
+            },
+        );
+        let update = |job: u32, state: &str, imported: bool| BatchUpdate {
+            job,
+            rows: vec![BatchRow {
+                id: "msgbatch_1".into(),
+                state: state.into(),
+                requests: Some(6),
+                imported,
+                answered: imported.then_some((5, 1)),
+            }],
+            note: None,
+            polled_ms: Some(1),
+        };
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::Batch(update(4, "in_progress", false))),
+        );
+        // Another job's batches are not ours.
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::Batch(update(3, "ended", true))),
+        );
+        assert_eq!(
+            s.job.as_ref().unwrap().batch,
+            Some(update(4, "in_progress", false))
+        );
+        assert!(s.running());
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::Batch(update(4, "ended", true))),
+        );
+        assert_eq!(
+            s.job.as_ref().unwrap().batch,
+            Some(update(4, "ended", true))
+        );
+        // A batch that cannot be waited for ends the job with its reason (the ids are kept).
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::Failed {
+                job: 4,
+                error: "cancelled while waiting for the batches".into(),
+            }),
+        );
+        assert!(!s.running());
+        // Batches an earlier page left: listed, and replaced by each new list.
+        let kept = vec![KeptRun {
+            provider: "anthropic".into(),
+            model: "m".into(),
+            task: "umbrela".into(),
+            batches: vec![KeptBatch {
+                id: "msgbatch_1".into(),
+                state: "in_progress".into(),
+                requests: 6,
+                submitted_ms: 1,
+            }],
+        }];
+        s = reduce(
+            s,
+            JudgeAction::Worker(JudgeResponse::KeptBatches(kept.clone())),
+        );
+        assert_eq!(s.kept, kept);
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::KeptBatches(vec![])));
+        assert!(s.kept.is_empty());
+        s = reduce(s, JudgeAction::SetBatchThreshold(0));
+        assert_eq!(s.batch_threshold, 1);
     }
 
     #[test]

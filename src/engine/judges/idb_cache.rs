@@ -123,3 +123,71 @@ impl CacheStore for IdbCache {
         Box::pin(put(key, reply))
     }
 }
+
+/// The batch records kept in the cache (`batch-state-<run key>`, see crates/judge
+/// `CacheStateStore`) as (key, the record's JSON), for the panel after a reload.
+pub async fn batch_states() -> Result<Vec<(String, String)>, CacheError> {
+    // Looking must not create the database (nothing is stored before a job runs).
+    if !cache_exists().await {
+        return Ok(Vec::new());
+    }
+    let db = open().await?;
+    let result = async {
+        let tx = db.transaction_with_str(STORE).map_err(|e| err("read", e))?;
+        let store = tx.object_store(STORE).map_err(|e| err("read", e))?;
+        let keys = done(&store.get_all_keys().map_err(|e| err("read", e))?).await?;
+        let keys: Vec<String> = js_sys::Array::from(&keys)
+            .iter()
+            .filter_map(|k| k.as_string())
+            .filter(|k| k.starts_with("batch-state-"))
+            .collect();
+        let mut out = Vec::new();
+        for key in keys {
+            let value = done(
+                &store
+                    .get(&JsValue::from_str(&key))
+                    .map_err(|e| err("read", e))?,
+            )
+            .await?;
+            if let Some(reply) = value
+                .as_string()
+                .and_then(|json| serde_json::from_str::<CachedReply>(&json).ok())
+            {
+                out.push((key, reply.body));
+            }
+        }
+        Ok(out)
+    }
+    .await;
+    db.close();
+    result
+}
+
+/// Whether the cache database exists, where the browser can say (`indexedDB.databases()`, not in
+/// web-sys's stable API, hence the reflection); `true` where it cannot.
+async fn cache_exists() -> bool {
+    let Ok(Some(factory)) = js_sys::global()
+        .dyn_into::<WorkerGlobalScope>()
+        .map(|s| s.indexed_db().ok().flatten())
+    else {
+        return true;
+    };
+    let Some(f) = js_sys::Reflect::get(&factory, &JsValue::from_str("databases"))
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+    else {
+        return true;
+    };
+    let Ok(promise) = f.call0(&factory).and_then(|p| p.dyn_into::<Promise>()) else {
+        return true;
+    };
+    match JsFuture::from(promise).await {
+        Ok(list) => js_sys::Array::from(&list).iter().any(|d| {
+            js_sys::Reflect::get(&d, &JsValue::from_str("name"))
+                .ok()
+                .and_then(|n| n.as_string())
+                .is_some_and(|n| n == CACHE_DB)
+        }),
+        Err(_) => true,
+    }
+}

@@ -13,7 +13,7 @@ use crate::protocol::judges::{
 use ragscope_judge::provider::provider;
 use ragscope_judge::{
     run_job, ApiKey, Budget, Call, Control, Env, Event, ItemKey, ItemRecord, Job, JudgeOptions,
-    Price, PriceTable, ProviderConfig, ProviderKind, Status,
+    Price, PriceTable, ProviderConfig, ProviderKind, Status, Usage,
 };
 use std::rc::Rc;
 
@@ -52,6 +52,10 @@ pub struct PreparedJob {
     pub name: String,
     pub skipped: Vec<String>,
     pub price_note: String,
+    /// The price through the provider's batch API (the table's discount), when known.
+    pub batch_price: Option<Price>,
+    /// Tokens already bought through a batch before the run (counted at `batch_price`).
+    pub batch_usage: Usage,
 }
 
 impl PreparedJob {
@@ -119,7 +123,15 @@ impl Workspace {
                 }
             })
             .collect();
+        let batch_price = match (price, prices.batch_discount(kind)) {
+            (Some(p), Some(d)) if ragscope_judge::batch::supported(kind).is_ok() => {
+                Some(p.discounted(d.discount))
+            }
+            _ => None,
+        };
         Ok(PreparedJob {
+            batch_price,
+            batch_usage: Usage::default(),
             job: Job {
                 task: built.task,
                 items: built.items,
@@ -199,6 +211,12 @@ pub async fn estimate(prepared: &PreparedJob, env: &Env, ticket: u32) -> JudgeRe
                 ),
                 None => prepared.price_note.clone(),
             },
+            batch_cost: prepared.batch_price.map(|p| {
+                p.cost(Usage {
+                    input_tokens: e.input_tokens,
+                    output_tokens: e.max_output_tokens,
+                })
+            }),
             endpoint,
             first_prompt: prompt_text(&first.call),
             skipped: prepared.skipped.clone(),
@@ -250,6 +268,8 @@ pub async fn run(
         view,
         probe,
         config,
+        batch_price,
+        batch_usage,
         ..
     } = prepared;
     if let Some(prompt) = probe {
@@ -265,10 +285,14 @@ pub async fn run(
     let started = now_s();
     let mut round = job;
     let mut all: Vec<ItemRecord> = Vec::new();
-    // Items and totals of the rounds before this one.
+    // Items and totals of the rounds before this one (and what a batch bought before them).
     let mut before = JudgeProgress {
         job: job_id,
-        cost: opts.price.map(|_| 0.0),
+        input_tokens: batch_usage.input_tokens,
+        output_tokens: batch_usage.output_tokens,
+        cost: opts
+            .price
+            .map(|p| batch_price.unwrap_or(p).cost(batch_usage)),
         ..JudgeProgress::default()
     };
     let mut stopped: Option<String>;

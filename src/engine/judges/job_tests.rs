@@ -65,6 +65,7 @@ fn spec() -> JudgeSpec {
             run: 3,
             k: 3,
         },
+        batch: false,
     }
 }
 
@@ -189,7 +190,7 @@ fn the_estimate_counts_the_run_top_k_that_has_texts_and_sends_nothing() {
         4 * 100,
         "UMBRELA's max_tokens is 100 per request"
     );
-    assert_eq!(e.cost, None);
+    assert_eq!((e.cost, e.batch_cost), (None, None));
     assert!(
         e.skipped.iter().any(|s| s.contains("q3")),
         "{:?}",
@@ -220,6 +221,8 @@ fn the_estimate_counts_the_run_top_k_that_has_texts_and_sends_nothing() {
         "{:?} vs {want}",
         e.cost
     );
+    // The batch API's price beside it: prices.json's discount for OpenAI is 50 %.
+    assert!((e.batch_cost.unwrap() - want / 2.0).abs() < 1e-12);
     let r = ws.judge_now(crate::protocol::judges::JudgeRequest::Estimate {
         ticket: 6,
         spec: JudgeSpec {

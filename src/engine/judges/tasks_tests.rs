@@ -54,6 +54,7 @@ fn spec(server: &FakeServer, inputs: TaskInputs) -> JudgeSpec {
         max_cost: None,
         max_tokens: None,
         inputs,
+        batch: false,
     }
 }
 

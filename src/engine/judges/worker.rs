@@ -4,7 +4,7 @@
 
 use super::fetch::{FetchTransport, WorkerRuntime};
 use super::idb_cache::IdbCache;
-use super::job;
+use super::{batch, idb_cache, job};
 use crate::engine::Workspace;
 use crate::protocol::judges::{JudgeRequest, JudgeResponse};
 use crate::protocol::Response;
@@ -48,17 +48,49 @@ impl Jobs {
             JudgeRequest::Start { job, spec, key } => {
                 let key = key.map(|k| ApiKey::new(k.0));
                 match workspace.prepare_judge(&spec, key, false) {
-                    Ok(prepared) => {
+                    Ok(mut prepared) => {
                         let control = Control::new();
                         self.controls.insert(job, control.clone());
-                        let env = env(&prepared);
+                        let mut env = env(&prepared);
                         wasm_bindgen_futures::spawn_local(async move {
+                            if spec.batch {
+                                // The first round through the batch API; its replies land in
+                                // the cache and the run below parses them like any reply.
+                                let r = batch::batch_env_until_cancelled(
+                                    job,
+                                    &prepared.job,
+                                    &env,
+                                    &prepared.opts,
+                                    &batch::options(),
+                                    &control,
+                                    &mut |u| send(JudgeResponse::Batch(u)),
+                                )
+                                .await;
+                                match r {
+                                    Ok((quiet, usage)) => {
+                                        env = quiet;
+                                        prepared.batch_usage = usage;
+                                    }
+                                    Err(error) => {
+                                        send(JudgeResponse::Failed { job, error });
+                                        return;
+                                    }
+                                }
+                            }
                             let now_s = || js_sys::Date::now() / 1000.0;
                             job::run(prepared, env, control, job, now_s, send).await;
                         });
                     }
                     Err(error) => send(JudgeResponse::Failed { job, error }),
                 }
+            }
+            JudgeRequest::KeptBatches => {
+                wasm_bindgen_futures::spawn_local(async move {
+                    // An unreadable cache lists nothing: the batches are still found when the
+                    // job is started again.
+                    let states = idb_cache::batch_states().await.unwrap_or_default();
+                    send(JudgeResponse::KeptBatches(batch::kept_runs(&states).0));
+                });
             }
             JudgeRequest::Pause { job } => {
                 if let Some(c) = self.controls.get(&job) {

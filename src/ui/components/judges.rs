@@ -6,6 +6,7 @@
 
 use super::drop_zone::DropZone;
 use super::file_list::FileList;
+use super::judge_batch::{BatchChoice, BatchStatus, KeptBatches};
 use super::judge_inputs::TaskInputsPanel;
 use crate::protocol::judges::{JudgeRequest, JudgeTaskChoice, ProviderChoice, Secret};
 use crate::ui::download;
@@ -111,6 +112,29 @@ pub fn judges_page(props: &Props) -> Html {
     let estimate = state.current_estimate(&inputs).cloned();
     let estimated_task = form.task;
     let running = state.running();
+    let batch_offered = state.batch_offered(&inputs);
+    let batch_chosen = batch_offered && form.batch;
+
+    // Batches an earlier page left in this browser: listed on arrival and after each job (a
+    // batch job collects them); the `?batch-at=N` threshold is read once.
+    {
+        let d = state.dispatcher();
+        let send = props.on_request.clone();
+        let job_done = state
+            .job
+            .as_ref()
+            .map(|j| (j.id, j.phase == JobPhase::Done));
+        use_effect_with(job_done, move |_| {
+            let query = gloo::utils::window()
+                .location()
+                .search()
+                .unwrap_or_default();
+            d.dispatch(JudgeAction::SetBatchThreshold(
+                crate::protocol::judge_batch::threshold_of_query(&query),
+            ));
+            send.emit(JudgeRequest::KeptBatches);
+        });
+    }
 
     let set_input = |make: fn(String) -> JudgeAction| {
         let d = state.dispatcher();
@@ -159,11 +183,15 @@ pub fn judges_page(props: &Props) -> Html {
             }
         })
     };
+    let on_batch = {
+        let d = state.dispatcher();
+        Callback::from(move |on: bool| d.dispatch(JudgeAction::SetBatch(on)))
+    };
     let on_start = {
         let d = state.dispatcher();
         let send = props.on_request.clone();
         let next_id = props.next_id.clone();
-        let spec = spec.clone();
+        let spec = state.start_spec(&inputs);
         let key = form.key.trim().to_string();
         Callback::from(move |_: MouseEvent| {
             if let Ok(spec) = &spec {
@@ -309,13 +337,23 @@ pub fn judges_page(props: &Props) -> Html {
                         <summary>{ "First prompt" }</summary>
                         <pre id="judge-first-prompt">{ &e.first_prompt }</pre>
                     </details>
+                    <BatchChoice provider={form.provider} requests={e.requests} threshold={state.batch_threshold}
+                        cost={e.cost} batch_cost={e.batch_cost} checked={form.batch} disabled={running}
+                        on_toggle={on_batch} />
                     if !running {
                         <button id="judge-start" class="primary" type="button" onclick={on_start}
                             disabled={needs_key || blocked.is_some()}>
-                            { format!("Start: send up to {} requests to {}", e.requests, host_of(&e.endpoint)) }
+                            { if batch_chosen {
+                                format!("Start: submit a batch of {} requests to {}", e.requests, host_of(&e.endpoint))
+                            } else {
+                                format!("Start: send up to {} requests to {}", e.requests, host_of(&e.endpoint))
+                            } }
                         </button>
                     }
                 </section>
+            }
+            if !running {
+                <KeptBatches runs={state.kept.clone()} />
             }
             if let Some(job) = &state.job {
                 { job_view(job, on_pause, on_resume, on_cancel, props.on_show_tab.clone()) }
@@ -332,7 +370,10 @@ fn job_view(
     on_show_tab: Callback<Tab>,
 ) -> Html {
     let p = &job.progress;
+    // A batch job waits for its batches before the run counts anything.
+    let batch_waiting = job.batch.is_some() && p.total == 0 && job.phase != JobPhase::Done;
     let status = match job.phase {
+        JobPhase::Running if batch_waiting => "Batch",
         JobPhase::Running => "Running",
         JobPhase::Paused => "Paused",
         JobPhase::Cancelling => "Cancelling",
@@ -380,7 +421,7 @@ fn job_view(
                 <span class="progress-text" id="judge-progress-text">{ text }</span>
             </div>
             <div class="judge-actions">
-                if job.phase == JobPhase::Running {
+                if job.phase == JobPhase::Running && !batch_waiting {
                     <button id="judge-pause" type="button" onclick={on_pause}>{ "Pause" }</button>
                 }
                 if job.phase == JobPhase::Paused {
@@ -390,6 +431,7 @@ fn job_view(
                     <button id="judge-cancel" class="ghost danger" type="button" onclick={on_cancel}>{ "Cancel" }</button>
                 }
             </div>
+            <BatchStatus update={job.batch.clone()} />
             if let Some(error) = &job.error {
                 <p class="error-text" role="alert" id="judge-error">{ error }</p>
             }
