@@ -128,6 +128,10 @@ impl AnswerJob {
         }
     }
 
+    pub fn options(&self) -> &GreedyOptions {
+        &self.options
+    }
+
     pub fn add_seconds(&mut self, s: f64) {
         self.progress.seconds += s;
     }
