@@ -72,6 +72,8 @@ pub struct Workspace {
     /// The model opened for "compute locally", and the utilities being computed with it.
     local: Option<inference::LocalModel>,
     job: Option<inference::UtilityJob>,
+    /// Context-set texts and the answers being computed for them ("answer the contexts").
+    answering: inference::answering::Answering,
 }
 
 impl Workspace {
@@ -133,6 +135,7 @@ impl Workspace {
 
     fn remove(&mut self, id: FileId) {
         self.loading.remove(&id);
+        self.answering.forget(id);
         if self.qrels.as_ref().is_some_and(|(q, _, _)| *q == id) {
             self.qrels = self.tournament.previous_qrels.take();
         }
@@ -288,7 +291,18 @@ impl Workspace {
             Loader::Text(FileKind::ContextSets, bytes) => {
                 let utilities = self.utilities.as_ref().map(|(_, _, u)| &**u);
                 let source = text(&bytes)?;
-                let sets = contexts::parse(name, &source, utilities).map_err(|e| e.to_string())?;
+                let sets = match contexts::parse(name, &source, utilities) {
+                    Ok(sets) => sets,
+                    // An input of "answer the contexts" without outcomes yet.
+                    Err(e) => {
+                        let summary =
+                            self.answering
+                                .keep_unanswered(id, name, source, e.to_string())?;
+                        // It replaces the context sets before it, as in the file list.
+                        self.contexts = None;
+                        return Ok((FileKind::ContextSets, summary));
+                    }
+                };
                 let n: usize = sets.iter().map(|s| s.contexts.len()).sum();
                 let mut summary = format!("{} questions, {n} contexts", sets.len());
                 // `ragscope answer --erag` output: the same lines also feed the eRAG measures.
@@ -304,6 +318,7 @@ impl Workspace {
                     self.erag = Some((id, Arc::new(o)));
                 }
                 self.contexts = Some((id, name.to_string(), sets));
+                self.answering.keep_source(id, name, source);
                 Ok((FileKind::ContextSets, summary))
             }
             Loader::Text(FileKind::Answers(kind), bytes) => {

@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod answering;
 pub mod compute;
 pub mod judge_batch;
 pub mod judges;

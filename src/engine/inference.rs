@@ -18,6 +18,9 @@ use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplat
 use ragscope_infer::{ByteSource, GgufFile, Model, Tokenizer};
 use serde_json::Value;
 
+pub mod answering;
+#[cfg(target_arch = "wasm32")]
+pub mod answering_web;
 #[cfg(target_arch = "wasm32")]
 pub mod gpu;
 #[cfg(target_arch = "wasm32")]
@@ -455,6 +458,7 @@ impl Workspace {
                 out.extend(self.finish_compute(MemoryReport::default()));
                 out
             }
+            ComputeRequest::Answer(start) => self.answer_now(start),
             ComputeRequest::Pause | ComputeRequest::Resume | ComputeRequest::LoseGpu => vec![],
             ComputeRequest::Cancel => self.cancel_compute().into_iter().collect(),
         }

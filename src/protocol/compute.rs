@@ -28,6 +28,9 @@ pub enum ComputeRequest {
     Resume,
     /// Stops after the passage being computed; nothing is kept.
     Cancel,
+    /// Greedy answers and outcomes for every context of a loaded file (`ragscope answer` in the
+    /// worker); Pause, Resume and Cancel apply to it as to utilities.
+    Answer(super::answering::AnswerStart),
     /// Destroys the worker's WebGPU device as a driver reset would: the next batch fails and is
     /// retried on a new device (the recovery path's end-to-end test; nothing is lost).
     LoseGpu,
@@ -99,6 +102,8 @@ pub enum ComputeEvent {
     Cancelled {
         done: usize,
     },
+    /// Answers of the contexts being computed (super::answering).
+    Answers(super::answering::AnswerEvent),
 }
 
 /// What the app shows about a picked model file.

@@ -20,6 +20,8 @@ pub struct ComputeState {
     pub finished: Option<Finished>,
     /// The last thing that went wrong here (also shown in the error panel).
     pub error: Option<String>,
+    /// "Answer the contexts" (ui::answering_state).
+    pub answers: crate::ui::answering_state::AnsweringState,
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -107,6 +109,7 @@ pub fn apply(s: &mut AppState, event: ComputeEvent) -> Option<String> {
             c.running = None;
             None
         }
+        ComputeEvent::Answers(e) => crate::ui::answering_state::apply(s, e),
     }
 }
 

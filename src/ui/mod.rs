@@ -1,5 +1,6 @@
 //! The yew front end: state as a reducer with an action enum, one file per component.
 
+pub mod answering_state;
 pub mod components;
 pub mod compute_state;
 pub mod csp;

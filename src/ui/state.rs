@@ -250,6 +250,8 @@ pub enum Action {
     /// A GGUF file was picked for "compute locally" and is being opened in the worker.
     ComputeOpening(String),
     ComputeStarted,
+    /// "Answer the contexts" was started (ui::answering_state).
+    AnswersStarted,
 }
 
 impl Reducible for AppState {
@@ -366,6 +368,7 @@ impl Reducible for AppState {
             }
             Action::ComputeOpening(name) => crate::ui::compute_state::opening(&mut s, name),
             Action::ComputeStarted => crate::ui::compute_state::started(&mut s),
+            Action::AnswersStarted => crate::ui::answering_state::started(&mut s),
             // The Judges panel has its own reducer (ui::judges_state).
             Action::Worker(Response::Judge(_)) => {}
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),

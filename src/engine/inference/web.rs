@@ -50,7 +50,7 @@ async fn call_await(target: &JsValue, method: &str, args: &[JsValue]) -> Result<
     JsFuture::from(promise).await.map_err(|e| text(&e))
 }
 
-fn now_seconds() -> f64 {
+pub(super) fn now_seconds() -> f64 {
     let perf = get(&js_sys::global(), "performance");
     get(&perf, "now")
         .dyn_into::<Function>()
@@ -134,7 +134,7 @@ pub async fn probe_gpu() -> GpuInfo {
     }
 }
 
-async fn send(scope: &mut Scope, r: Response) -> bool {
+pub(super) async fn send(scope: &mut Scope, r: Response) -> bool {
     scope.send(r).await.is_ok()
 }
 
@@ -178,6 +178,7 @@ pub async fn drive(scope: &mut Scope, ws: &mut Workspace, request: ComputeReques
             }
             run_job(scope, ws).await
         }
+        ComputeRequest::Answer(start) => super::answering_web::drive(scope, ws, start).await,
         ComputeRequest::LoseGpu => {
             if let Some(local) = &ws.local {
                 gpu::lose_device(local);
@@ -191,7 +192,7 @@ pub async fn drive(scope: &mut Scope, ws: &mut Workspace, request: ComputeReques
 
 /// The backend a run starts on, and why: WebGPU when the worker gets a device and the model's
 /// weights fit it (uploaded once per model, reused by later runs), else the CPU.
-async fn choose_backend(ws: &mut Workspace, choice: BackendChoice) -> BackendInfo {
+pub(super) async fn choose_backend(ws: &mut Workspace, choice: BackendChoice) -> BackendInfo {
     let cpu = |reason: String| BackendInfo {
         gpu: false,
         label: CPU_LABEL.into(),
@@ -360,9 +361,11 @@ async fn on_message(scope: &mut Scope, ws: &mut Workspace, message: Option<Reque
                 "{name}: utilities are being computed; cancel first to open another model"
             )))]
         }
-        Request::Compute(ComputeRequest::Start { .. }) => vec![Response::Compute(
-            ComputeEvent::Failed("utilities are already being computed".into()),
-        )],
+        Request::Compute(ComputeRequest::Start { .. } | ComputeRequest::Answer(_)) => {
+            vec![Response::Compute(ComputeEvent::Failed(
+                "utilities are already being computed".into(),
+            ))]
+        }
         // Files keep loading and evaluations keep running between passages.
         other => ws.handle(other),
     };

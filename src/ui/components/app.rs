@@ -169,6 +169,12 @@ fn main_view() -> Html {
                     C::OpenModel { name, .. } => {
                         dispatch.dispatch(Action::ComputeOpening(name.clone()))
                     }
+                    C::Answer(start) => {
+                        let mut n = ids.borrow_mut();
+                        start.result = *n;
+                        *n += 1;
+                        dispatch.dispatch(Action::AnswersStarted);
+                    }
                     _ => {}
                 }
                 bridge.send(Request::Compute(request));
@@ -523,6 +529,9 @@ fn main_view() -> Html {
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()}
                     runs={state.files.iter().filter(|f| matches!(&f.status,
                         FileStatus::Loaded { kind: crate::protocol::FileKind::Run, .. }))
+                        .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()}
+                    contexts_files={state.files.iter().filter(|f| matches!(&f.status,
+                        FileStatus::Loaded { kind: crate::protocol::FileKind::ContextSets, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()} />
                 <Controls measures={state.measures.clone()} runs={state.runs()}
                     erag={state.files.iter().any(|f| matches!(&f.status,

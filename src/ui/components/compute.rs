@@ -20,6 +20,9 @@ pub struct Props {
     /// Loaded runs, (id, name): their top k with the loaded topics, passages and qrels.
     #[prop_or_default]
     pub runs: Vec<(FileId, String)>,
+    /// Loaded context-set files, (id, name): contexts to answer.
+    #[prop_or_default]
+    pub contexts_files: Vec<(FileId, String)>,
     pub on_request: Callback<ComputeRequest>,
 }
 
@@ -242,7 +245,7 @@ pub fn compute_panel(props: &Props) -> Html {
 
     html! {
         <details class="compute" id="compute" open={s.model.is_some() || s.opening.is_some()}>
-            <summary>{ "Compute utilities locally (GGUF model)" }</summary>
+            <summary>{ "Compute locally with a GGUF model: utilities and answers" }</summary>
             <p class="note">
                 { "Pick a GGUF model (llama, qwen2, smollm or mistral architecture; F32, F16, BF16, Q4_0…Q8_0, Q4_K, Q5_K, Q6_K). \
                    The file is read by this page's worker, slice by slice: it is never uploaded. The utilities \
@@ -310,6 +313,9 @@ pub fn compute_panel(props: &Props) -> Html {
             if let Some(b) = &s.backend { { backend_view(b) } }
             { for progress }
             if let Some(f) = &s.finished { { finished_view(f) } }
+            <super::answering::AnswerPanel state={s.answers.clone()} has_model={s.model.is_some()}
+                busy={s.running.is_some()} backend={*backend} contexts_files={props.contexts_files.clone()}
+                udcg_files={props.udcg_files.clone()} on_request={props.on_request.clone()} />
         </details>
     }
 }

@@ -1,4 +1,5 @@
 pub mod agreement;
+pub mod answering;
 pub mod answers;
 pub mod app;
 pub mod charts;

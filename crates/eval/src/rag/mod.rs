@@ -4,6 +4,7 @@
 //! The measures are plain functions over slices so that the trec_eval-style registry, the CLI and
 //! the web worker can all call the same kernels without allocating per query.
 
+pub mod answer_jobs;
 pub mod answer_match;
 pub mod classic;
 pub mod contexts;

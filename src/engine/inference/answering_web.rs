@@ -1,0 +1,248 @@
+//! "Answer the contexts" in the worker's event loop: the backend chosen as for utilities
+//! (WebGPU on a GPU, else the CPU, with the reason), one step at a time (one prompt on the CPU,
+//! up to eight prompts of a question per GPU step, decoding batched over them), progress with
+//! tokens/s and the outcomes so far, pause/resume/cancel read between steps. A paused run keeps
+//! everything answered; a GPU that fails mid-run is retried once on a new device, then the run
+//! continues on the CPU (answers are the same token for token: the GPU decoder is checked against
+//! the CPU engine), saying why.
+
+use super::answering::GPU_STEP_PROMPTS;
+use super::gpu::{self, GpuSlot};
+use super::web::{choose_backend, now_seconds, probe_gpu, send};
+use super::CPU_LABEL;
+use crate::engine::Workspace;
+use crate::protocol::answering::{AnswerEvent, AnswerStart};
+use crate::protocol::compute::{BackendInfo, ComputeEvent, ComputeRequest};
+use crate::protocol::{Request, Response};
+use futures::{FutureExt, StreamExt};
+use ragscope_infer::gpu::GpuError;
+use yew_agent::reactor::ReactorScope;
+
+type Scope = ReactorScope<Request, Response>;
+
+fn event(e: AnswerEvent) -> Response {
+    Response::Compute(ComputeEvent::Answers(e))
+}
+
+/// Runs an answer job to its end (or cancel); false when the page has gone.
+pub async fn drive(scope: &mut Scope, ws: &mut Workspace, start: AnswerStart) -> bool {
+    if let Err(e) = ws.start_answers(&start) {
+        return send(scope, event(AnswerEvent::Failed(e))).await;
+    }
+    let info = choose_backend(ws, start.backend).await;
+    if let Some(job) = ws.answer_job() {
+        job.use_backend(&info.label, info.gpu);
+    }
+    if !send(scope, event(AnswerEvent::Backend(info))).await {
+        return false;
+    }
+    run(scope, ws).await
+}
+
+enum StepError {
+    /// A prompt no backend can answer (too long for the model, a bad template).
+    Prompt(String),
+    Gpu(GpuError),
+}
+
+/// Answers the next prompts of the current question on the GPU.
+async fn gpu_step(ws: &mut Workspace) -> Result<(), StepError> {
+    let (Some(local), Some(job)) = (ws.local.as_ref(), ws.answering.job.as_mut()) else {
+        return Err(StepError::Prompt("nothing to answer".into()));
+    };
+    let GpuSlot::Ready(g) = &local.gpu else {
+        return Err(StepError::Gpu(GpuError::DeviceLost(
+            "no WebGPU device".into(),
+        )));
+    };
+    let prompts = job
+        .next_prompts(local, GPU_STEP_PROMPTS.min(g.max_batch_prompts()))
+        .map_err(StepError::Prompt)?;
+    if prompts.is_empty() {
+        return Ok(());
+    }
+    let refs: Vec<&[u32]> = prompts.iter().map(Vec::as_slice).collect();
+    let out = g
+        .greedy(&local.model, &local.tokenizer, &refs, job.options())
+        .await
+        .map_err(StepError::Gpu)?;
+    job.record(&out);
+    Ok(())
+}
+
+/// One GPU step with the recovery policy: a lost device is replaced once and the step retried;
+/// a second failure (or any other GPU error) moves the run to the CPU. The new backend, when it
+/// changed, is returned for the panel.
+async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo>, String> {
+    let first = match gpu_step(ws).await {
+        Ok(()) => return Ok(None),
+        Err(StepError::Prompt(e)) => return Err(e),
+        Err(StepError::Gpu(e)) => e,
+    };
+    let failure = if matches!(first, GpuError::DeviceLost(_) | GpuError::Device(_)) {
+        let Some(local) = ws.local.as_mut() else {
+            return Err("no model".into());
+        };
+        local.gpu = GpuSlot::Untried;
+        match gpu::ensure(local).await {
+            Ok(label) => match gpu_step(ws).await {
+                Ok(()) => {
+                    return Ok(Some(BackendInfo {
+                        gpu: true,
+                        label,
+                        reason: format!(
+                            "the WebGPU device failed mid-run ({first}); the step was retried on a new device, which worked"
+                        ),
+                    }))
+                }
+                Err(StepError::Prompt(e)) => return Err(e),
+                Err(StepError::Gpu(again)) => format!("{first}; again on a new device: {again}"),
+            },
+            Err(why) => format!("{first}; no new device: {why}"),
+        }
+    } else {
+        gpu::reason(&first)
+    };
+    if let Some(local) = ws.local.as_mut() {
+        local.gpu = GpuSlot::Failed(failure.clone());
+    }
+    let Some(job) = ws.answer_job() else {
+        return Err("nothing to answer".into());
+    };
+    job.use_backend(CPU_LABEL, false);
+    Ok(Some(BackendInfo {
+        gpu: false,
+        label: CPU_LABEL.into(),
+        reason: format!(
+            "WebGPU failed mid-run ({failure}); continuing on the CPU (the same answers), the {} answers already computed are kept",
+            job.progress.done
+        ),
+    }))
+}
+
+/// Progress messages at most this often: each one re-renders the page.
+const PROGRESS_EVERY_S: f64 = 0.1;
+
+enum Next {
+    Go,
+    Stop,
+    Gone,
+}
+
+async fn run(scope: &mut Scope, ws: &mut Workspace) -> bool {
+    let mut last_progress = f64::NEG_INFINITY;
+    loop {
+        // Let the worker's event loop deliver queued messages (and post ours), then read them.
+        gloo::timers::future::TimeoutFuture::new(0).await;
+        loop {
+            let paused = ws.answer_job().is_some_and(|j| j.progress.paused);
+            let message = if paused {
+                Some(scope.next().await)
+            } else {
+                scope.next().now_or_never()
+            };
+            let Some(message) = message else { break };
+            match on_message(scope, ws, message).await {
+                Next::Go => {}
+                Next::Stop => return true,
+                Next::Gone => return false,
+            }
+        }
+        let Some(job) = ws.answer_job() else {
+            return true;
+        };
+        if job.is_done() {
+            for r in ws.finish_answers() {
+                if !send(scope, r).await {
+                    return false;
+                }
+            }
+            return true;
+        }
+        let on_gpu = job.on_gpu;
+        let start = now_seconds();
+        let stepped = if on_gpu {
+            gpu_step_with_recovery(ws).await
+        } else {
+            ws.answer_step_cpu().map(|()| None)
+        };
+        let Some(job) = ws.answer_job() else {
+            return true;
+        };
+        job.add_seconds(now_seconds() - start);
+        let progress = job.progress;
+        match stepped {
+            Ok(None) => {}
+            Ok(Some(info)) => {
+                if !send(scope, event(AnswerEvent::Backend(info))).await {
+                    return false;
+                }
+            }
+            Err(e) => {
+                let _ = ws.cancel_answers();
+                return send(scope, event(AnswerEvent::Failed(e))).await;
+            }
+        }
+        let now = now_seconds();
+        if now - last_progress >= PROGRESS_EVERY_S {
+            last_progress = now;
+            if !send(scope, event(AnswerEvent::Progress(progress))).await {
+                return false;
+            }
+        }
+    }
+}
+
+async fn on_message(scope: &mut Scope, ws: &mut Workspace, message: Option<Request>) -> Next {
+    let Some(request) = message else {
+        return Next::Gone;
+    };
+    let responses = match request {
+        Request::Compute(ComputeRequest::Pause | ComputeRequest::Resume) => {
+            let pause = matches!(request, Request::Compute(ComputeRequest::Pause));
+            match ws.answer_job() {
+                Some(job) => {
+                    job.progress.paused = pause;
+                    vec![event(AnswerEvent::Progress(job.progress))]
+                }
+                None => vec![],
+            }
+        }
+        Request::Compute(ComputeRequest::Cancel) => {
+            if let Some(r) = ws.cancel_answers() {
+                if !send(scope, r).await {
+                    return Next::Gone;
+                }
+            }
+            return Next::Stop;
+        }
+        Request::Compute(ComputeRequest::ProbeGpu) => {
+            vec![Response::Compute(ComputeEvent::Gpu(probe_gpu().await))]
+        }
+        Request::Compute(ComputeRequest::LoseGpu) => {
+            if let Some(local) = &ws.local {
+                gpu::lose_device(local);
+            }
+            vec![]
+        }
+        Request::Compute(ComputeRequest::OpenModel { name, .. }) => {
+            vec![Response::Compute(ComputeEvent::ModelFailed(format!(
+                "{name}: answers are being computed; cancel first to open another model"
+            )))]
+        }
+        Request::Compute(ComputeRequest::Start { .. }) => vec![Response::Compute(
+            ComputeEvent::Failed("answers are being computed; wait or cancel them first".into()),
+        )],
+        Request::Compute(ComputeRequest::Answer(_)) => vec![event(AnswerEvent::Failed(
+            "answers are already being computed".into(),
+        ))],
+        // Files keep loading and evaluations keep running between prompts.
+        other => ws.handle(other),
+    };
+    for r in responses {
+        if !send(scope, r).await {
+            return Next::Gone;
+        }
+    }
+    Next::Go
+}
