@@ -2,7 +2,7 @@
 //! utilities being computed. Folded into [`AppState`] by its reducer.
 
 use crate::protocol::compute::{
-    BackendInfo, ComputeEvent, ComputeProgress, GpuInfo, MemoryReport, ModelInfo,
+    BackendInfo, ComputeEvent, ComputeProgress, GpuInfo, MemoryReport, ModelInfo, ScoredPassages,
 };
 use crate::ui::state::{AppState, FileStatus, LoadedFile};
 
@@ -20,6 +20,8 @@ pub struct ComputeState {
     pub finished: Option<Finished>,
     /// The last thing that went wrong here (also shown in the error panel).
     pub error: Option<String>,
+    /// The last passages scored for the Learn page (`ComputeSource::Passages`).
+    pub scored: Option<ScoredPassages>,
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -96,6 +98,11 @@ pub fn apply(s: &mut AppState, event: ComputeEvent) -> Option<String> {
                     status: FileStatus::Reading { bytes: 0, size: 0 },
                 });
             }
+            None
+        }
+        ComputeEvent::Scored(scored) => {
+            c.running = None;
+            c.scored = Some(scored);
             None
         }
         ComputeEvent::Failed(e) => {
