@@ -12,6 +12,7 @@
 use super::{Loader, Workspace};
 use crate::protocol::compute::{
     ComputeEvent, ComputeProgress, ComputeRequest, ComputeSource, MemoryReport, ModelInfo,
+    ScoredPassages,
 };
 use crate::protocol::{FileId, FileKind, Response};
 use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplate};
@@ -72,6 +73,9 @@ pub struct UtilityJob {
     pub on_gpu: bool,
     /// The backends that computed, in order (for the result's description).
     backends: Vec<String>,
+    /// Keep the result as the loaded utilities file (else it is only sent back, as
+    /// `ComputeEvent::Scored`: the Learn page's passages).
+    keep: bool,
 }
 
 impl UtilityJob {
@@ -249,7 +253,21 @@ impl Workspace {
                 (name.clone(), udcg_items(name, text)?)
             }
             ComputeSource::Run { run, k } => self.run_items(*run, *k)?,
+            ComputeSource::Passages { name, passages } => (
+                name.clone(),
+                passages
+                    .iter()
+                    .map(|p| Item {
+                        qid: p.qid.clone(),
+                        docno: p.docno.clone(),
+                        relevant: p.relevant,
+                        question: p.question.clone(),
+                        text: p.text.clone(),
+                    })
+                    .collect(),
+            ),
         };
+        let keep = !matches!(source, ComputeSource::Passages { .. });
         if items.is_empty() {
             return Err(format!("{name}: no passages to score"));
         }
@@ -264,6 +282,7 @@ impl Workspace {
             cpu_fallback,
             on_gpu: false,
             backends: Vec::new(),
+            keep,
         });
         Ok(())
     }
@@ -362,6 +381,15 @@ impl Workspace {
         let (Some(local), Some(job)) = (&self.local, self.job.take()) else {
             return vec![];
         };
+        if !job.keep {
+            return vec![Response::Compute(ComputeEvent::Scored(ScoredPassages {
+                name: job.source_name,
+                model: local.info.name.clone(),
+                p_no_response: job.p,
+                seconds: job.seconds,
+                backend: job.backends.join(", then "),
+            }))];
+        }
         let mut tsv = String::from("qid\tdocno\trelevant\tno_res_prob\tmodel\n");
         for (item, p) in job.items.iter().zip(&job.p) {
             tsv.push_str(&format!(
@@ -601,6 +629,72 @@ mod tests {
             checked += 1;
         }
         assert_eq!(checked, 15);
+    }
+
+    /// The Learn page's "recompute with your model": passages sent with the request are scored
+    /// like a UDCG file's (llama.cpp's p for the same question and text), returned in order as
+    /// `Scored`, and never replace the loaded utilities file.
+    #[test]
+    fn passages_sent_with_the_request_match_llama_cpp_and_are_not_kept() {
+        use crate::protocol::compute::PassageToScore;
+        let mut ws = Workspace::default();
+        let p = format!("{ROOT}/../shared/data/udcg/dataset_with_scores.json");
+        let data: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+        let ex = &data[0];
+        let passages: Vec<PassageToScore> = ex["passages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| PassageToScore {
+                qid: ex["example_id"].as_str().unwrap().into(),
+                docno: p["doc_id"].as_str().unwrap().into(),
+                relevant: p["is_relevant"].as_bool().unwrap(),
+                question: ex["question"].as_str().unwrap().into(),
+                text: p["text"].as_str().unwrap().into(),
+            })
+            .collect();
+        let m = open_model(&VecSource::new(fixture("llama-f32.gguf")), "llama-f32.gguf").unwrap();
+        ws.set_model(m);
+        let out = ws.handle(Request::Compute(ComputeRequest::Start {
+            source: ComputeSource::Passages {
+                name: "learn-page-1".into(),
+                passages: passages.clone(),
+            },
+            result: 7,
+            backend: Default::default(),
+            cpu_fallback: false,
+        }));
+        assert!(
+            !out.iter().any(|r| matches!(
+                r,
+                Response::Loaded { .. } | Response::Compute(ComputeEvent::Done { .. })
+            )),
+            "{out:?}"
+        );
+        assert!(ws.utilities.is_none());
+        let Some(Response::Compute(ComputeEvent::Scored(s))) = out.last() else {
+            panic!("no Scored in {out:?}");
+        };
+        assert_eq!(s.name, "learn-page-1");
+        assert_eq!(s.model, "llama-f32");
+        assert_eq!(s.p_no_response.len(), passages.len());
+        let oracle: Value =
+            serde_json::from_slice(&fixture("llama-f32.json")).expect("fixture JSON");
+        for (p, got) in passages.iter().zip(&s.p_no_response) {
+            let want = oracle["udcg_anchor"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["example_id"] == p.qid.as_str() && e["doc_id"] == p.docno.as_str())
+                .unwrap()["p_no_response"]
+                .as_f64()
+                .unwrap();
+            assert!(
+                (got - want).abs() / want <= 2e-5,
+                "{}: llama.cpp {want}, got {got}",
+                p.docno
+            );
+        }
     }
 
     #[test]

@@ -45,6 +45,35 @@ pub enum ComputeSource {
     /// loaded topics (`qid<TAB>question`), passages (`{"docno","text"}` JSON Lines) and qrels
     /// (relevance): the inputs of `ragscope utility`'s run mode.
     Run { run: FileId, k: usize },
+    /// Passages sent with the request (the Learn page's current question): scored and returned
+    /// as `ComputeEvent::Scored`, never kept as a loaded file.
+    Passages {
+        name: String,
+        passages: Vec<PassageToScore>,
+    },
+}
+
+/// One passage of a `ComputeSource::Passages` request, as `ragscope utility` reads it.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct PassageToScore {
+    pub qid: String,
+    pub docno: String,
+    pub relevant: bool,
+    pub question: String,
+    /// The text exactly as the prompt's `Document:` line holds it.
+    pub text: String,
+}
+
+/// The result of a `ComputeSource::Passages` request: p(NO-RESPONSE) of each passage, in order.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ScoredPassages {
+    /// The request's name (what asked for it).
+    pub name: String,
+    /// The model's `general.name` (else its file name).
+    pub model: String,
+    pub p_no_response: Vec<f64>,
+    pub seconds: f64,
+    pub backend: String,
 }
 
 /// Where forward passes run.
@@ -98,6 +127,8 @@ pub enum ComputeEvent {
         backend: String,
         memory: MemoryReport,
     },
+    /// The p(NO-RESPONSE) of a `ComputeSource::Passages` request (no file follows).
+    Scored(ScoredPassages),
     Failed(String),
     Cancelled {
         done: usize,

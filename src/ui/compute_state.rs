@@ -2,7 +2,7 @@
 //! utilities being computed. Folded into [`AppState`] by its reducer.
 
 use crate::protocol::compute::{
-    BackendInfo, ComputeEvent, ComputeProgress, GpuInfo, MemoryReport, ModelInfo,
+    BackendInfo, ComputeEvent, ComputeProgress, GpuInfo, MemoryReport, ModelInfo, ScoredPassages,
 };
 use crate::ui::state::{AppState, FileStatus, LoadedFile};
 
@@ -22,6 +22,8 @@ pub struct ComputeState {
     pub error: Option<String>,
     /// "Answer the contexts" (ui::answering_state).
     pub answers: crate::ui::answering_state::AnsweringState,
+    /// The last passages scored for the Learn page (`ComputeSource::Passages`).
+    pub scored: Option<ScoredPassages>,
 }
 
 #[derive(Clone, Debug, PartialEq, Default)]
@@ -98,6 +100,11 @@ pub fn apply(s: &mut AppState, event: ComputeEvent) -> Option<String> {
                     status: FileStatus::Reading { bytes: 0, size: 0 },
                 });
             }
+            None
+        }
+        ComputeEvent::Scored(scored) => {
+            c.running = None;
+            c.scored = Some(scored);
             None
         }
         ComputeEvent::Failed(e) => {

@@ -9,7 +9,11 @@
 //! table's UDCG@5 uses the first 5), plus the gold passage where it ranks below 10. `--per-position 12` scores every question.
 //!
 //! Outputs (committed): www/demo/nq/{qrels.txt, litm-order.run, utilities.smollm2.tsv} (the
-//! app's default demo) and www/learn/nq-smollm2.json (the Learn page's real contexts).
+//! app's default demo) and www/learn/nq-smollm2.json (the Learn page's real contexts); then
+//! www/demo/nq/contexts.smollm2.jsonl, the demo's correlation study (see learn_contexts.rs;
+//! `--contexts N` per question, default 6; `--reuse-utilities` skips `ragscope utility` and
+//! reads the committed utilities TSV;
+//! `--threads T` for `ragscope answer`).
 
 use crate::cmd::{self, root, run, step, Result};
 use serde_json::{json, Value};
@@ -21,10 +25,8 @@ const MODEL_LABEL: &str = "SmolLM2-135M-Instruct (Q4_1 GGUF)";
 /// Passages per question scored from the top of the run: 10, the context of the app's RAG tab
 /// (UDCG@10 vs nDCG@10), which also covers the score table's UDCG@5.
 const K: usize = 10;
-/// Characters of each passage kept in the Learn page's JSON (the utilities use the full text).
-const SHOWN_CHARS: usize = 320;
 
-fn shared() -> PathBuf {
+pub(crate) fn shared() -> PathBuf {
     std::env::var_os("RAGSCOPE_SHARED")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("../shared"))
@@ -49,7 +51,31 @@ struct Question {
     gold_index: usize,
 }
 
+/// The value after `flag`, if given.
+fn flag_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let i = args.iter().position(|a| a == flag)?;
+    args.get(i + 1).map(String::as_str)
+}
+
 pub fn learn_data(args: &[String]) -> Result {
+    let per_question: usize = match flag_value(args, "--contexts") {
+        Some(v) => v
+            .parse()
+            .ok()
+            .filter(|n| (2..=20).contains(n))
+            .ok_or("--contexts needs a number (2 to 20)")?,
+        None => 6,
+    };
+    let study_questions: usize = match flag_value(args, "--questions") {
+        Some(v) => v
+            .parse()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or("--questions needs a number (at least 1)")?,
+        None => usize::MAX,
+    };
+    let threads = flag_value(args, "--threads");
+    let reuse = args.iter().any(|a| a == "--reuse-utilities");
     let per_position: usize = match args.iter().position(|a| a == "--per-position") {
         Some(i) => args
             .get(i + 1)
@@ -138,38 +164,47 @@ pub fn learn_data(args: &[String]) -> Result {
         write(&work.join(name), body)?;
     }
 
-    step(&format!(
-        "p(NO-RESPONSE) with {MODEL_LABEL} for {} questions (top {K} + gold): ragscope utility",
-        questions.len()
-    ));
-    let utility = |run_file: &str, k: usize, out: &str| {
-        run(cmd::cargo()
-            .args([
-                "run",
-                "--quiet",
-                "-p",
-                "ragscope-cli",
-                "--",
-                "utility",
-                "--backend",
-                "cpu",
-                "--model",
-            ])
-            .arg(&model)
-            .arg("--topics")
-            .arg(work.join("topics.tsv"))
-            .arg("--passages")
-            .arg(work.join("passages.jsonl"))
-            .arg("--qrels")
-            .arg(work.join("qrels.txt"))
-            .arg("--run")
-            .arg(work.join(run_file))
-            .args(["--k", &k.to_string(), "-o"])
-            .arg(work.join(out)))
-    };
-    utility("litm-order.run", K, "utilities-top.tsv")?;
-    if !run_gold.is_empty() {
-        utility("gold.run", 1, "utilities-gold.tsv")?;
+    // With --reuse-utilities the committed TSV stands in for the two `ragscope utility` outputs.
+    let committed = root().join("www/demo/nq/utilities.smollm2.tsv");
+    if reuse {
+        let body = std::fs::read_to_string(&committed)
+            .map_err(|e| format!("{}: {e}", committed.display()))?;
+        write(&work.join("utilities-top.tsv"), &body)?;
+        write(&work.join("utilities-gold.tsv"), "")?;
+    } else {
+        step(&format!(
+            "p(NO-RESPONSE) with {MODEL_LABEL} for {} questions (top {K} + gold): ragscope utility",
+            questions.len()
+        ));
+        let utility = |run_file: &str, k: usize, out: &str| {
+            run(cmd::cargo()
+                .args([
+                    "run",
+                    "--quiet",
+                    "-p",
+                    "ragscope-cli",
+                    "--",
+                    "utility",
+                    "--backend",
+                    "cpu",
+                    "--model",
+                ])
+                .arg(&model)
+                .arg("--topics")
+                .arg(work.join("topics.tsv"))
+                .arg("--passages")
+                .arg(work.join("passages.jsonl"))
+                .arg("--qrels")
+                .arg(work.join("qrels.txt"))
+                .arg("--run")
+                .arg(work.join(run_file))
+                .args(["--k", &k.to_string(), "-o"])
+                .arg(work.join(out)))
+        };
+        utility("litm-order.run", K, "utilities-top.tsv")?;
+        if !run_gold.is_empty() {
+            utility("gold.run", 1, "utilities-gold.tsv")?;
+        }
     }
 
     // p(NO-RESPONSE) by docno, from both outputs (`qid docno relevant no_res_prob`).
@@ -204,12 +239,9 @@ pub fn learn_data(args: &[String]) -> Result {
             .enumerate()
             .filter_map(|(j, c)| {
                 let prob = p.get(&format!("{}/p{j}", q.qid))?;
-                let text: String = c["text"]
-                    .as_str()
-                    .unwrap_or("")
-                    .chars()
-                    .take(SHOWN_CHARS)
-                    .collect();
+                // The whole text: "recompute with your model" scores exactly what
+                // `ragscope utility` scored, `(Title: title) text` (the cards shorten it).
+                let text = c["text"].as_str().unwrap_or("");
                 Some(json!({
                     "index": j,
                     "title": c["title"],
@@ -246,5 +278,5 @@ pub fn learn_data(args: &[String]) -> Result {
         questions.len(),
         p.len()
     ));
-    Ok(())
+    crate::learn_contexts::contexts(&model, per_question, study_questions, threads)
 }

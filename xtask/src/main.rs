@@ -5,6 +5,7 @@
 
 mod bench;
 mod cmd;
+mod learn_contexts;
 mod learn_data;
 mod models;
 mod real_server;
@@ -32,10 +33,14 @@ Commands:
   site             build the static site into dist/ (release): the app, the Learn pages, the demo
                    data and the service worker; works from any sub-path and offline
   pkg              build pkg/ (wasm-bindgen --target web) for JS users
-  learn-data [--per-position N]
+  learn-data [--per-position N] [--contexts C] [--questions Q]
+                   [--reuse-utilities] [--threads T]
                    utilities of the bundled NQ subset with SmolLM2-135M-Instruct (ragscope utility) for
                    the Learn page and the default RAG demo (www/demo/nq, www/learn); N questions per
-                   gold position (default 4; 12 = all 60)
+                   gold position (default 4; 12 = all 60); then the demo's correlation study: C
+                   contexts of 5 passages (default 6) for each of the first Q questions (default
+                   all) answered by SmolLM2 (ragscope answer); --reuse-utilities reads the
+                   committed utilities instead of recomputing them
   oracle           regenerate the committed test fixtures from their Python oracles (in a venv)
   setup            only install the tools
 ";

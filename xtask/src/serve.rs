@@ -35,6 +35,7 @@ pub fn build_site(release: bool) -> Result {
 pub fn site() -> Result {
     for needed in [
         "www/demo/nq/utilities.smollm2.tsv",
+        "www/demo/nq/contexts.smollm2.jsonl",
         "www/learn/nq-smollm2.json",
     ] {
         if !root().join(needed).exists() {

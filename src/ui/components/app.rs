@@ -465,7 +465,8 @@ fn main_view() -> Html {
                 next_id={{ let n = judge_ids.clone(); Callback::from(move |_| { let mut n = n.borrow_mut(); *n += 1; *n }) }}
                 on_show_tab={{ let d = state.dispatcher(); Callback::from(move |t| d.dispatch(Action::SetTab(t))) }} />
         }),
-        Route::Learn(page) => Some(html! { <LearnPage page={page.clone()} /> }),
+        Route::Learn(page) => Some(html! { <LearnPage page={page.clone()}
+        compute={state.compute.clone()} on_compute={on_compute.clone()} /> }),
     };
     let dispatch = state.dispatcher();
     let report = state.report.clone();

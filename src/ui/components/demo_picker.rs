@@ -3,6 +3,13 @@
 
 use yew::prelude::*;
 
+/// The RAG demo's context sets with SmolLM2's outcomes (`cargo xtask learn-data`): the RAG
+/// tab's correlation study at first load.
+pub const RAG_CONTEXTS: &str = "contexts.smollm2.jsonl";
+
+/// What the RAG demo's outcomes are, said wherever they are shown.
+pub const RAG_CONTEXTS_NOTE: &str = "The demo's outcomes: 20 NQ-open questions × 6 contexts of 5 passages (3 with the gold passage at positions 1, 3 and 5, 3 without; distractors drawn from each question's top 10), answered greedily by SmolLM2-135M-Instruct (Q4_1) with ragscope's own engine (`ragscope answer`) and scored by the lost-in-the-middle substring match. A 135M model is a weak reader and most distractors are easier substitutes (only 3 of the subset's 60 questions keep the paper's Contriever distractors), so these correlations illustrate the study; they are not the paper's Table 3.";
+
 /// Which bundled files to load.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Demo {
@@ -20,6 +27,7 @@ impl Demo {
                 "demo/nq/qrels.txt",
                 "demo/nq/litm-order.run",
                 "demo/nq/utilities.smollm2.tsv",
+                "demo/nq/contexts.smollm2.jsonl",
             ],
             Demo::TrecEval => &["demo/qrels.test", "demo/results.test", "demo/results.trunc"],
         }
@@ -53,7 +61,7 @@ pub fn demo_picker(props: &Props) -> Html {
         <p class="demo-picker hint">
             { "Bundled examples (replace the loaded files): " }
             <button class="ghost small" id="demo-rag" onclick={pick(Demo::Rag)}
-                title="20 NQ-open questions, 20 passages each in the lost-in-the-middle order, utilities of the top 10 from SmolLM2-135M-Instruct">
+                title="20 NQ-open questions, 20 passages each in the lost-in-the-middle order, utilities of the top 10 from SmolLM2-135M-Instruct, and 120 contexts of 5 passages answered by it (the correlation study)">
                 { "RAG demo: NQ subset + SmolLM2 utilities" }</button>
             { " " }
             <button class="ghost small" id="demo-trec" onclick={pick(Demo::TrecEval)}>{ "trec_eval's test files" }</button>

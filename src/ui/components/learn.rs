@@ -7,6 +7,7 @@ pub mod lost_in_middle;
 pub mod metrics;
 pub mod metrics_panel;
 pub mod real_data;
+pub mod recompute;
 pub mod state;
 pub mod steps;
 pub mod udcg_vs_ndcg;
@@ -17,13 +18,19 @@ use yew::prelude::*;
 pub struct LearnProps {
     /// What follows `#/learn/` (a page name, maybe with `?` and its state).
     pub page: String,
+    /// "Compute locally"'s state and requests, for "recompute with your model".
+    #[prop_or_default]
+    pub compute: crate::ui::compute_state::ComputeState,
+    #[prop_or_default]
+    pub on_compute: Callback<crate::protocol::compute::ComputeRequest>,
 }
 
 #[function_component(LearnPage)]
 pub fn learn_page(props: &LearnProps) -> Html {
     let (name, query) = props.page.split_once('?').unwrap_or((&props.page, ""));
     match name.trim_end_matches('/') {
-        "udcg-vs-ndcg" => html! { <udcg_vs_ndcg::UdcgVsNdcg query={query.to_string()} /> },
+        "udcg-vs-ndcg" => html! { <udcg_vs_ndcg::UdcgVsNdcg query={query.to_string()}
+        compute={props.compute.clone()} on_compute={props.on_compute.clone()} /> },
         "lost-in-the-middle" => html! { <lost_in_middle::LostInTheMiddle /> },
         other => html! {
             <section class="learn" aria-labelledby="learn-title">

@@ -37,10 +37,13 @@ pub fn rag_view(props: &Props) -> Html {
             </div>
             if let Some(study) = &report.study {
                 <h2>{ format!("Correlation with end-to-end outcomes — {}", study.file) }</h2>
+                if study.file == super::demo_picker::RAG_CONTEXTS {
+                    <p class="hint note" id="demo-outcomes-note">{ super::demo_picker::RAG_CONTEXTS_NOTE }</p>
+                }
                 <p class="hint">{ "Mean per-question Spearman ρ between each metric's order of the contexts and their outcomes (correct > abstain > wrong), with percentile-bootstrap 95% intervals over questions (Trappolini et al. 2025, §7.2)." }</p>
                 { for study.groups.iter().map(|g| html! {
                     <div class="table-wrap">
-                    <table class="compact study">
+                    <table class="compact study" data-questions={g.questions.to_string()} data-k={g.k.to_string()}>
                         <caption>{ format!("{} · {} · k = {} · {} questions", if g.dataset.is_empty() { "dataset" } else { &g.dataset }, if g.model.is_empty() { "model" } else { &g.model }, g.k, g.questions) }</caption>
                         <thead><tr>
                             <th scope="col">{ "metric" }</th>
@@ -51,7 +54,9 @@ pub fn rag_view(props: &Props) -> Html {
                         </tr></thead>
                         <tbody>
                             { for g.rows.iter().map(|r| html! {
-                                <tr>
+                                <tr data-metric={r.metric.clone()} data-spearman={r.spearman.to_string()}
+                                    data-ci-low={r.ci_low.to_string()} data-ci-high={r.ci_high.to_string()}
+                                    data-kendall={r.kendall.to_string()} data-pearson={r.pearson.to_string()}>
                                     <th scope="row">{ &r.metric }</th>
                                     <td class="num">{ format!("{:.3}", r.spearman) }</td>
                                     <td class="num">{ format!("[{:.3}, {:.3}]", r.ci_low, r.ci_high) }</td>

@@ -12,6 +12,16 @@ pub struct Props {
     pub dispatch: Callback<BuilderAction>,
 }
 
+/// Characters of a passage shown on its card (the whole text is kept for the model).
+const SHOWN_CHARS: usize = 320;
+
+fn shortened(text: &str) -> String {
+    match text.char_indices().nth(SHOWN_CHARS) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 #[function_component(ContextCards)]
 pub fn context_cards(props: &Props) -> Html {
     let dragging = use_state(|| None::<usize>);
@@ -91,7 +101,7 @@ pub fn context_cards(props: &Props) -> Html {
                             <span class="card-title">{ &p.title }</span>
                         </div>
                         if !p.text.is_empty() {
-                            <p class="card-text">{ &p.text }</p>
+                            <p class="card-text">{ shortened(&p.text) }</p>
                         }
                         <div class="card-controls">
                             <label class="slider">
@@ -101,6 +111,9 @@ pub fn context_cards(props: &Props) -> Html {
                                     aria-label={slider_label} oninput={on_slider} class="utility" />
                             </label>
                             <span class="hint">{ format!("signed u = {:+.3}", p.utility()) }</span>
+                            if let Some(model) = &p.u_from {
+                                <span class="u-from" title="p(NO-RESPONSE) recomputed in this browser">{ format!("u by {model}") }</span>
+                            }
                             <span class="card-buttons">
                                 <button class="ghost small move-up" disabled={i == 0}
                                     aria-label={format!("Move passage {pos} up")}

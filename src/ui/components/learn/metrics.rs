@@ -19,6 +19,8 @@ pub struct Passage {
     pub title: String,
     /// Text shown on the card (empty for made-up passages).
     pub text: String,
+    /// The model whose p(NO-RESPONSE) replaced the passage's ("recompute with your model").
+    pub u_from: Option<String>,
 }
 
 impl Passage {
@@ -172,6 +174,7 @@ mod tests {
             p_no_response,
             title: String::new(),
             text: String::new(),
+            u_from: None,
         }
     }
 

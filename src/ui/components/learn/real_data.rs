@@ -179,7 +179,6 @@ pub fn real_contexts(props: &Props) -> Html {
                 <p class="hint">{ format!("Answers: {}. Gold passage at position {} of 20 in the subset; distractors: {}.",
                     q.answers.join(" | "), q.gold_index + 1, q.distractor_source.replace('_', " ")) }</p>
             }
-            <p class="hint">{ "Recompute with your model: not yet on this page. The Evaluate page's “Compute locally” panel computes p(NO-RESPONSE) with a GGUF you pick, for the passages of a UDCG JSON file." }</p>
         </section>
     }
 }

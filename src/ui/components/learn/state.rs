@@ -47,6 +47,11 @@ pub enum BuilderAction {
         question: String,
         labels: Vec<Option<(String, String)>>,
     },
+    /// p(NO-RESPONSE) of some cards (by card id) from `model` ("recompute with your model").
+    SetUtilities {
+        values: Vec<(u32, f64)>,
+        model: String,
+    },
     /// Replace the whole context (a guided step, a real question, a deep link).
     Load {
         question: String,
@@ -83,6 +88,7 @@ impl BuilderState {
                 p_no_response: clamp_p(p),
                 title,
                 text,
+                u_from: None,
             });
         }
         self.k = self.k.max(self.passages.len());
@@ -248,6 +254,7 @@ impl Reducible for BuilderState {
                     return self;
                 };
                 p.p_no_response = clamp_p(1.0 - u);
+                p.u_from = None;
                 format!("|u{}| = {u:.2}", i + 1)
             }
             BuilderAction::Add { relevant } => {
@@ -265,9 +272,24 @@ impl Reducible for BuilderState {
                         format!("Added distractor #{id}")
                     },
                     text: String::new(),
+                    u_from: None,
                 });
                 s.k = s.k.max(s.passages.len());
                 "added".into()
+            }
+            BuilderAction::SetUtilities { values, model } => {
+                let mut changed = 0;
+                for (id, p) in values {
+                    if let Some(card) = s.passages.iter_mut().find(|c| c.id == id) {
+                        card.p_no_response = clamp_p(p);
+                        card.u_from = Some(model.clone());
+                        changed += 1;
+                    }
+                }
+                if changed == 0 {
+                    return self;
+                }
+                format!("u by {model}")
             }
             BuilderAction::Remove(i) => {
                 if i >= s.passages.len() || s.passages.len() == 1 {
@@ -343,6 +365,25 @@ mod tests {
         assert_eq!(s.k, 3);
         // The start and six changes.
         assert_eq!(s.history.len(), 7);
+    }
+
+    #[test]
+    fn recomputed_utilities_replace_the_cards_and_name_the_model() {
+        let s = Rc::new(example());
+        let ids: Vec<u32> = s.passages.iter().map(|p| p.id).collect();
+        let s = s.reduce(BuilderAction::SetUtilities {
+            values: vec![(ids[0], 0.25), (ids[2], 0.5), (999, 0.1)],
+            model: "m".into(),
+        });
+        assert_eq!(s.passages[0].p_no_response, 0.25);
+        assert_eq!(s.passages[0].u_from.as_deref(), Some("m"));
+        assert_eq!(s.passages[1].p_no_response, 0.9);
+        assert_eq!(s.passages[1].u_from, None);
+        assert_eq!(s.passages[2].p_no_response, 0.5);
+        assert_eq!(s.history.last().unwrap().0, "u by m");
+        // Moving a slider makes the utility the user's again.
+        let s = s.reduce(BuilderAction::SetMagnitude(0, 0.5));
+        assert_eq!(s.passages[0].u_from, None);
     }
 
     #[test]

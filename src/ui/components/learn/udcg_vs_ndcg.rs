@@ -5,6 +5,7 @@ use super::cards::ContextCards;
 use super::history_chart::HistoryChart;
 use super::metrics_panel::MetricsPanel;
 use super::real_data::RealContexts;
+use super::recompute::Recompute;
 use super::state::{parse_query, BuilderAction, BuilderState, DeepLink};
 use super::steps::{self, GuidedSteps};
 use yew::prelude::*;
@@ -13,6 +14,10 @@ use yew::prelude::*;
 pub struct Props {
     /// What follows `?` in the route (`k=5&c=r0.1,i0.9`), empty for the default example.
     pub query: String,
+    #[prop_or_default]
+    pub compute: crate::ui::compute_state::ComputeState,
+    #[prop_or_default]
+    pub on_compute: Callback<crate::protocol::compute::ComputeRequest>,
 }
 
 /// The builder's state from a deep link, else the first guided step.
@@ -102,8 +107,10 @@ pub fn udcg_vs_ndcg(props: &Props) -> Html {
                 </div>
             </div>
             <GuidedSteps dispatch={dispatch.clone()} />
-            <RealContexts dispatch={dispatch} wanted={wanted}
+            <RealContexts dispatch={dispatch.clone()} wanted={wanted}
                 current={state.passages.iter().map(|p| (p.relevant, p.p_no_response)).collect::<Vec<_>>()} />
+            <Recompute state={snapshot.clone()} dispatch={dispatch}
+                compute={props.compute.clone()} on_compute={props.on_compute.clone()} />
             <p class="hint refs">{ "References: Trappolini et al. 2025, arXiv 2510.21440 (UDCG; γ = 1/3, §5; Table 1; Figure 1); Liu et al. 2024, “Lost in the Middle”, TACL; Järvelin & Kekäläinen 2002 (nDCG). The numbers are computed by crates/eval, the code of the ragscope CLI." }</p>
         </section>
     }
