@@ -72,6 +72,8 @@ pub struct Workspace {
     /// The model opened for "compute locally", and the utilities being computed with it.
     local: Option<inference::LocalModel>,
     job: Option<inference::UtilityJob>,
+    /// The lost-in-the-middle experiment being computed with `local`.
+    litm: Option<inference::litm::LitmJob>,
 }
 
 impl Workspace {
@@ -124,6 +126,7 @@ impl Workspace {
             }
             Request::Compute(c) => self.handle_compute(c),
             Request::Judge(request) => self.judge_now(request),
+            Request::Litm(request) => self.handle_litm(request),
             Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
                 Ok(view) => Response::Topic(view),
                 Err(error) => Response::TopicFailed { error },

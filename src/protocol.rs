@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub mod compute;
 pub mod judge_batch;
 pub mod judges;
+pub mod litm;
 pub mod tournament;
 
 /// Identifies a loaded file for the lifetime of the page.
@@ -46,6 +47,8 @@ pub enum Request {
     Compute(compute::ComputeRequest),
     /// Estimate, start, pause, resume or cancel an LLM judge job.
     Judge(judges::JudgeRequest),
+    /// The lost-in-the-middle experiment (src/engine/inference/litm.rs).
+    Litm(litm::LitmRequest),
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -112,6 +115,7 @@ pub enum Response {
         error: String,
     },
     Compute(compute::ComputeEvent),
+    Litm(litm::LitmEvent),
     /// Estimates, progress and results of LLM judge jobs.
     Judge(judges::JudgeResponse),
 }

@@ -20,6 +20,9 @@ use serde_json::Value;
 
 #[cfg(target_arch = "wasm32")]
 pub mod gpu;
+pub mod litm;
+#[cfg(target_arch = "wasm32")]
+pub mod litm_web;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 

@@ -6,6 +6,7 @@
 mod bench;
 mod cmd;
 mod learn_data;
+mod learn_data_litm;
 mod models;
 mod real_server;
 mod serve;
@@ -36,6 +37,8 @@ Commands:
                    utilities of the bundled NQ subset with SmolLM2-135M-Instruct (ragscope utility) for
                    the Learn page and the default RAG demo (www/demo/nq, www/learn); N questions per
                    gold position (default 4; 12 = all 60)
+  litm-data        the lost-in-the-middle page's NQ subset (www/learn/litm-nq.json) from
+                   ../shared/data/litm (no model needed)
   oracle           regenerate the committed test fixtures from their Python oracles (in a venv)
   setup            only install the tools
 ";
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Some("models") => models::models(rest),
         Some("oracle") => test::oracle(),
         Some("learn-data") => learn_data::learn_data(rest),
+        Some("litm-data") => learn_data_litm::litm_data(),
         Some("setup") => tools::ensure_all(),
         Some("-h" | "--help" | "help") | None => {
             print!("{HELP}");

@@ -50,7 +50,7 @@ async fn call_await(target: &JsValue, method: &str, args: &[JsValue]) -> Result<
     JsFuture::from(promise).await.map_err(|e| text(&e))
 }
 
-fn now_seconds() -> f64 {
+pub(super) fn now_seconds() -> f64 {
     let perf = get(&js_sys::global(), "performance");
     get(&perf, "now")
         .dyn_into::<Function>()
@@ -191,7 +191,7 @@ pub async fn drive(scope: &mut Scope, ws: &mut Workspace, request: ComputeReques
 
 /// The backend a run starts on, and why: WebGPU when the worker gets a device and the model's
 /// weights fit it (uploaded once per model, reused by later runs), else the CPU.
-async fn choose_backend(ws: &mut Workspace, choice: BackendChoice) -> BackendInfo {
+pub(super) async fn choose_backend(ws: &mut Workspace, choice: BackendChoice) -> BackendInfo {
     let cpu = |reason: String| BackendInfo {
         gpu: false,
         label: CPU_LABEL.into(),
