@@ -73,7 +73,11 @@ pub fn litm_data() -> Result {
     let path = root().join("www/learn/litm-nq.json");
     let body = serde_json::to_string(&out).map_err(|e| e.to_string())?;
     std::fs::write(&path, body + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
-    println!("wrote {} ({} questions)", path.display(), questions_len(&out));
+    println!(
+        "wrote {} ({} questions)",
+        path.display(),
+        questions_len(&out)
+    );
     Ok(())
 }
 

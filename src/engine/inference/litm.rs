@@ -104,7 +104,10 @@ pub struct LitmJob {
 /// What one step has to compute.
 pub enum Work {
     /// p(NO-RESPONSE) of each prompt (one passage each) for question `q`.
-    Utilities { q: usize, prompts: Vec<Vec<u32>> },
+    Utilities {
+        q: usize,
+        prompts: Vec<Vec<u32>>,
+    },
     /// The greedy answer (and p(NO-RESPONSE), if asked) of one context's prompt.
     Context {
         task: usize,
@@ -359,7 +362,9 @@ impl Workspace {
                         .model
                         .prefill(&[prompt.as_slice()])
                         .map_err(|e| e.to_string())?;
-                    out.last_logits.first().map(|l| token_probability(l, target))
+                    out.last_logits
+                        .first()
+                        .map(|l| token_probability(l, target))
                 } else {
                     None
                 };
@@ -485,7 +490,10 @@ mod tests {
             .filter(|r| matches!(r, Response::Litm(LitmEvent::Utilities { .. })))
             .count();
         assert_eq!(utilities, 2, "only the questions without given utilities");
-        assert!(matches!(out.last(), Some(Response::Litm(LitmEvent::Done { .. }))));
+        assert!(matches!(
+            out.last(),
+            Some(Response::Litm(LitmEvent::Done { .. }))
+        ));
         assert_eq!(items.len(), 3);
         assert_eq!(items[0].answer, want("q1", 0));
         assert_eq!(items[1].answer, want("q1", 2));
@@ -496,10 +504,15 @@ mod tests {
         // Gold second: nDCG = 1/log2(3), AP = RR = 1/2; UDCG from the given p:
         // σ((1 − 0.25)/2 − (1/3)(1 − 0.5)/2).
         assert!((items[1].ndcg - 1.0 / 3f64.log2()).abs() < 1e-12);
-        assert_eq!((items[1].map, items[1].mrr, items[1].precision), (0.5, 0.5, 0.5));
+        assert_eq!(
+            (items[1].map, items[1].mrr, items[1].precision),
+            (0.5, 0.5, 0.5)
+        );
         let x: f64 = 0.75 / 2.0 - (1.0 / 3.0) * 0.5 / 2.0;
         assert!((items[1].udcg - 1.0 / (1.0 + (-x).exp())).abs() < 1e-12);
-        assert!(items.iter().all(|i| i.p_no_response.is_some_and(|p| (0.0..=1.0).contains(&p))));
+        assert!(items
+            .iter()
+            .all(|i| i.p_no_response.is_some_and(|p| (0.0..=1.0).contains(&p))));
     }
 
     #[test]

@@ -115,9 +115,9 @@ async fn on_message(scope: &mut Scope, ws: &mut Workspace, message: Option<Reque
                 Next::Gone
             };
         }
-        Some(Request::Litm(LitmRequest::Start { .. })) => Some(Response::Litm(
-            LitmEvent::Failed("an experiment is already running; cancel it first".into()),
-        )),
+        Some(Request::Litm(LitmRequest::Start { .. })) => Some(Response::Litm(LitmEvent::Failed(
+            "an experiment is already running; cancel it first".into(),
+        ))),
         Some(Request::Compute(ComputeRequest::OpenModel { name, .. })) => {
             Some(Response::Compute(ComputeEvent::ModelFailed(format!(
                 "{name}: an experiment is running; cancel it first to open another model"
