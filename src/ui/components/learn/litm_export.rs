@@ -3,7 +3,7 @@
 //! question, its passages with relevance, p(NO-RESPONSE) and text, one context per position), so
 //! the CLI can recompute the answers, and — as qrels, runs and utilities — every metric.
 
-use super::litm_state::{LitmState, DATA_KEY};
+use super::litm_state::LitmState;
 use crate::engine::inference::litm::{context, utility_passages};
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;
@@ -31,8 +31,9 @@ pub fn summary_csv(s: &LitmState) -> String {
         let (lo, hi) = r.band.unwrap_or((f64::NAN, f64::NAN));
         let _ = writeln!(
             out,
-            "{},{DATA_KEY},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(model),
+            csv_field(&s.data_key()),
             s.k,
             r.position,
             r.n,

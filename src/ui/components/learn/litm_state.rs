@@ -21,15 +21,143 @@ const RESAMPLES: usize = 2000;
 pub struct LitmData {
     pub source: String,
     pub questions: Vec<DataQuestion>,
+    /// Names the data in cache keys and exports (not in the file).
+    #[serde(skip, default = "bundled_key")]
+    pub key: String,
+    /// The user's own file (its name), else the bundled subset.
+    #[serde(skip)]
+    pub own: Option<String>,
+}
+
+fn bundled_key() -> String {
+    DATA_KEY.to_string()
+}
+
+/// Checks one question: passages present, the gold inside them, at least one answer.
+fn check_question(q: &DataQuestion, at: &str) -> Result<(), String> {
+    if q.passages.len() < 2 {
+        return Err(format!(
+            "{at}: at least 2 passages are needed (the gold and a distractor)"
+        ));
+    }
+    if q.gold_index >= q.passages.len() {
+        return Err(format!(
+            "{at}: gold_index {} but {} passages",
+            q.gold_index,
+            q.passages.len()
+        ));
+    }
+    if q.answers.iter().all(|a| a.trim().is_empty()) {
+        return Err(format!("{at}: no answer to score against"));
+    }
+    Ok(())
+}
+
+/// The user's own questions: the bundled file's form (`{"questions": [{qid, question, answers,
+/// gold_index, passages: [text…]}]}`), or JSON Lines in the lost-in-the-middle repository's form
+/// (`{question, answers, ctxs: [{title, text, isgold}]}` per line, exactly one gold passage).
+/// Errors name the line or question.
+pub fn parse_own(name: &str, text: &str, bytes: usize) -> Result<LitmData, String> {
+    let whole = serde_json::from_str::<serde_json::Value>(text).ok();
+    let mut data = if whole.is_some_and(|v| v.get("questions").is_some()) {
+        let d: LitmData = serde_json::from_str(text)
+            .map_err(|e| format!("{name}: line {}, column {}: {e}", e.line(), e.column()))?;
+        for (i, q) in d.questions.iter().enumerate() {
+            check_question(q, &format!("{name}: question {} ({})", i + 1, q.qid))?;
+        }
+        d
+    } else {
+        let mut questions = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = format!("{name}:{}", i + 1);
+            let v: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| format!("{at}: column {}: {e}", e.column()))?;
+            let question = v["question"]
+                .as_str()
+                .ok_or_else(|| format!("{at}: missing string field \"question\""))?;
+            let answers: Vec<String> = match &v["answers"] {
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect(),
+                serde_json::Value::String(s) => vec![s.clone()],
+                _ => {
+                    return Err(format!(
+                        "{at}: missing field \"answers\" (a list of strings)"
+                    ))
+                }
+            };
+            let ctxs = v["ctxs"]
+                .as_array()
+                .ok_or_else(|| format!("{at}: missing list field \"ctxs\""))?;
+            let mut passages = Vec::new();
+            let mut golds = Vec::new();
+            for (j, c) in ctxs.iter().enumerate() {
+                let text = c["text"]
+                    .as_str()
+                    .ok_or_else(|| format!("{at}: ctxs[{j}] has no \"text\""))?;
+                passages.push(match c["title"].as_str() {
+                    Some(t) if !t.is_empty() => format!("(Title: {t}) {text}"),
+                    _ => text.to_string(),
+                });
+                if c["isgold"].as_bool() == Some(true) {
+                    golds.push(j);
+                }
+            }
+            let [gold_index] = golds[..] else {
+                return Err(format!(
+                    "{at}: exactly one passage must have \"isgold\": true ({} have)",
+                    golds.len()
+                ));
+            };
+            let q = DataQuestion {
+                qid: match &v["qid"] {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(n) => n.to_string(),
+                    _ => format!("q{}", i + 1),
+                },
+                source_qid: String::new(),
+                question: question.to_string(),
+                answers,
+                gold_index,
+                original_distractors: false,
+                passages,
+            };
+            check_question(&q, &at)?;
+            questions.push(q);
+        }
+        LitmData {
+            source: String::new(),
+            questions,
+            key: String::new(),
+            own: None,
+        }
+    };
+    if data.questions.is_empty() {
+        return Err(format!("{name}: no question"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(q) = data.questions.iter().find(|q| !seen.insert(q.qid.clone())) {
+        return Err(format!("{name}: question id {:?} appears twice", q.qid));
+    }
+    data.source = format!("your file {name}");
+    data.key = format!("own:{name}:{bytes}");
+    data.own = Some(name.to_string());
+    Ok(data)
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 pub struct DataQuestion {
     pub qid: String,
+    #[serde(default)]
     pub source_qid: String,
     pub question: String,
     pub answers: Vec<String>,
     pub gold_index: usize,
+    #[serde(default)]
     pub original_distractors: bool,
     pub passages: Vec<String>,
 }
@@ -129,9 +257,22 @@ impl LitmState {
     pub fn cache_key(&self) -> Option<String> {
         let m = self.model.as_ref()?;
         Some(format!(
-            "{}|{}|{}|{DATA_KEY}|k={}|p={}",
-            m.name, m.file_name, m.file_bytes, self.k, self.context_p
+            "{}|{}|{}|{}|k={}|p={}",
+            m.name,
+            m.file_name,
+            m.file_bytes,
+            self.data_key(),
+            self.k,
+            self.context_p
         ))
+    }
+
+    /// The data's name in cache keys and exports.
+    pub fn data_key(&self) -> String {
+        match &self.data {
+            Some(Ok(d)) => d.key.clone(),
+            _ => DATA_KEY.to_string(),
+        }
     }
 
     /// The questions of the run (the first `questions` of the bundled data).
@@ -139,6 +280,21 @@ impl LitmState {
         match &self.data {
             Some(Ok(d)) => d.questions.iter().take(self.questions).collect(),
             _ => Vec::new(),
+        }
+    }
+
+    /// (questions in the data, passages of its shortest question).
+    fn chosen_limits(&self) -> (usize, usize) {
+        match &self.data {
+            Some(Ok(d)) => (
+                d.questions.len(),
+                d.questions
+                    .iter()
+                    .map(|q| q.passages.len())
+                    .min()
+                    .unwrap_or(1),
+            ),
+            _ => (60, 20),
         }
     }
 
@@ -222,7 +378,20 @@ impl Reducible for LitmState {
     fn reduce(self: Rc<Self>, action: LitmAction) -> Rc<Self> {
         let mut s = (*self).clone();
         match action {
-            LitmAction::Data(d) => s.data = Some(d),
+            LitmAction::Data(d) if !s.running => {
+                let own = matches!(&d, Ok(x) if x.own.is_some());
+                s.data = Some(d);
+                s.clear_results();
+                if own {
+                    // A small file of your own: every question, k as its questions allow.
+                    let (n, most) = s.chosen_limits();
+                    s.questions = n;
+                    if s.k > most {
+                        s.k = most;
+                        s.positions = default_positions(most);
+                    }
+                }
+            }
             LitmAction::ModelOpening(name) => {
                 s.model_note = Some(format!("Opening {name}…"));
                 s.error = None;
@@ -349,3 +518,88 @@ pub const PUBLISHED: [(&str, [f64; 5], f64, f64); 4] = [
     ),
 ];
 pub const PUBLISHED_POSITIONS: [usize; 5] = [1, 5, 10, 15, 20];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+    #[test]
+    fn the_lost_in_the_middle_jsonl_form_reads_as_the_bundled_file() {
+        // The shared subset is in the repository's form (ctxs with isgold); the bundled file was
+        // written from it by `cargo xtask litm-data`: both must give the same questions.
+        let jsonl =
+            std::fs::read_to_string(format!("{ROOT}/../shared/data/litm/nq20_subset.jsonl"))
+                .expect("../shared/data/litm");
+        let own = parse_own("nq20_subset.jsonl", &jsonl, jsonl.len()).unwrap();
+        let bundled = std::fs::read_to_string(format!("{ROOT}/www/learn/litm-nq.json")).unwrap();
+        let bundled: LitmData = serde_json::from_str(&bundled).unwrap();
+        assert_eq!(own.questions.len(), 60);
+        for (a, b) in own.questions.iter().zip(&bundled.questions) {
+            assert_eq!(
+                (&a.question, &a.answers, a.gold_index, &a.passages),
+                (&b.question, &b.answers, b.gold_index, &b.passages)
+            );
+        }
+        assert_eq!(
+            bundled
+                .questions
+                .iter()
+                .filter(|q| q.original_distractors)
+                .count(),
+            3
+        );
+        assert_eq!(own.key, format!("own:nq20_subset.jsonl:{}", jsonl.len()));
+    }
+
+    #[test]
+    fn bad_questions_are_refused_with_their_place() {
+        let two_golds = r#"{"question":"q","answers":["a"],"ctxs":[{"text":"x","isgold":true},{"text":"y","isgold":true}]}"#;
+        let e = parse_own("f.jsonl", &format!("\n{two_golds}\n"), 1).unwrap_err();
+        assert!(e.starts_with("f.jsonl:2: exactly one passage"), "{e}");
+        let e = parse_own("f.jsonl", "{\"question\": 1}", 1).unwrap_err();
+        assert!(
+            e.contains("f.jsonl:1: missing string field \"question\""),
+            "{e}"
+        );
+        let e = parse_own(
+            "f.json",
+            r#"{"source":"","questions":[{"qid":"a","question":"q","answers":["x"],"gold_index":5,"passages":["p","q"]}]}"#,
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("f.json: question 1 (a): gold_index 5 but 2 passages"),
+            "{e}"
+        );
+        assert!(parse_own("f.json", "", 1)
+            .unwrap_err()
+            .contains("no question"));
+    }
+
+    #[test]
+    fn the_band_is_a_bootstrap_interval_around_the_accuracy() {
+        let item = |correct| LitmItem {
+            qid: String::new(),
+            position: 1,
+            answer: String::new(),
+            correct,
+            abstain: false,
+            p_no_response: None,
+            ndcg: 1.0,
+            map: 1.0,
+            mrr: 1.0,
+            precision: 0.1,
+            udcg: 0.6,
+            prompt_tokens: 0,
+        };
+        let items = [item(true), item(false), item(true), item(true)];
+        let refs: Vec<&LitmItem> = items.iter().collect();
+        let s = PositionSummary::of(1, &refs);
+        assert_eq!((s.n, s.accuracy), (4, 0.75));
+        let (lo, hi) = s.band.unwrap();
+        assert!(lo <= 0.75 && 0.75 <= hi && lo >= 0.0 && hi <= 1.0);
+        assert!(s.p_no_response.is_none());
+    }
+}

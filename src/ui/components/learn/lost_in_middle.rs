@@ -8,7 +8,7 @@
 use super::litm_cache;
 use super::litm_chart::{MeasuredChart, PublishedChart};
 use super::litm_export;
-use super::litm_state::{LitmAction, LitmData, LitmState, Saved, DATA_URL};
+use super::litm_state::{parse_own, LitmAction, LitmData, LitmState, Saved, DATA_URL};
 use crate::agent::EvalReactor;
 use crate::protocol::compute::{BackendChoice, ComputeRequest};
 use crate::protocol::litm::LitmRequest;
@@ -55,23 +55,41 @@ pub fn lost_in_the_middle() -> Html {
     // The bundled data, fetched from the site itself (works from any sub-path).
     {
         let d = state.dispatcher();
-        use_effect_with((), move |_| {
-            spawn_local(async move {
-                let got = async {
-                    let r = gloo::net::http::Request::get(DATA_URL)
-                        .send()
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    if !r.ok() {
-                        return Err(format!("HTTP {}", r.status()));
-                    }
-                    r.json::<LitmData>().await.map_err(|e| e.to_string())
-                }
-                .await;
-                d.dispatch(LitmAction::Data(got.map(Rc::new)));
-            });
-        });
+        use_effect_with((), move |_| fetch_bundled(d));
     }
+    let on_bundled = {
+        let d = state.dispatcher();
+        Callback::from(move |_: MouseEvent| fetch_bundled(d.clone()))
+    };
+    let own_error = use_state(|| None::<String>);
+    let on_own = {
+        let (d, own_error) = (state.dispatcher(), own_error.clone());
+        Callback::from(move |e: Event| {
+            let Some(file) = input_of(&e).and_then(|i| i.files()).and_then(|l| l.get(0)) else {
+                return;
+            };
+            let (d, own_error) = (d.clone(), own_error.clone());
+            spawn_local(async move {
+                let name = file.name();
+                let text = wasm_bindgen_futures::JsFuture::from(file.text())
+                    .await
+                    .ok()
+                    .and_then(|t| t.as_string());
+                let parsed = match text {
+                    Some(t) => parse_own(&name, &t, file.size() as usize),
+                    None => Err(format!("{name}: cannot be read as text")),
+                };
+                match parsed {
+                    // Bad input loses nothing loaded: the current questions stay.
+                    Ok(data) => {
+                        own_error.set(None);
+                        d.dispatch(LitmAction::Data(Ok(Rc::new(data))));
+                    }
+                    Err(e) => own_error.set(Some(e)),
+                }
+            });
+        })
+    };
     // What IndexedDB holds for this model and these settings.
     let key = state.cache_key();
     {
@@ -220,6 +238,12 @@ pub fn lost_in_the_middle() -> Html {
         Some(Err(e)) => {
             html! { <p class="error">{ format!("The bundled questions ({DATA_URL}) could not be loaded: {e}") }</p> }
         }
+        Some(Ok(d)) if d.own.is_some() => html! {
+            <p class="hint" id="litm-data-note">{ format!(
+                "Your file {}: {} questions; this run uses the first {}. Distractors are whatever the file holds.",
+                d.own.clone().unwrap_or_default(), d.questions.len(), chosen.len()
+            ) }</p>
+        },
         Some(Ok(d)) => {
             let originals = d
                 .questions
@@ -264,6 +288,15 @@ pub fn lost_in_the_middle() -> Html {
                 <div class="litm-setup steps">
                     <h3>{ "1. The experiment" }</h3>
                     { data_note }
+                    <div class="litm-fields">
+                        <label class="litm-field">{ "Or your own questions (JSON in the bundled file's form, or lost-in-the-middle JSON Lines with ctxs and isgold): " }
+                            <input type="file" id="litm-data-file" accept=".json,.jsonl" onchange={on_own} disabled={state.running} />
+                        </label>
+                        if matches!(&state.data, Some(Ok(d)) if d.own.is_some()) {
+                            <button id="litm-bundled" disabled={state.running} onclick={on_bundled}>{ "Back to the bundled questions" }</button>
+                        }
+                    </div>
+                    if let Some(e) = &*own_error { <p class="error" id="litm-data-error" role="alert">{ e }</p> }
                     <label class="litm-field">{ "Model (GGUF, read from disk by this page's worker, never uploaded): " }
                         <input type="file" id="litm-model" accept=".gguf" onchange={on_model} disabled={state.running} />
                     </label>
@@ -348,12 +381,30 @@ pub fn lost_in_the_middle() -> Html {
                     <li>{ "Small models read long inputs differently: past about half their context window, recency tends to dominate (Veseli et al., COLM 2025), so a rising curve toward the end is not the paper's U." }</li>
                     <li>{ "The retrieval metrics do not need a model: nDCG, MAP and MRR fall with the position by definition, P is flat, and UDCG has no position discount, so it is flat too — the UDCG paper's point is that position matters little to accuracy in realistic settings (its §7), while distracting passages matter a lot." }</li>
                 </ul>
-                <p class="hint" id="litm-not-yet">{ "Not yet on this page: key–value retrieval generated in the page, your own UDCG JSON or context sets as the data, and a remote LLM through the Judges layer. The CLI covers the last two (`ragscope answer` on your contexts; `ragscope answer --judge`)." }</p>
+                <p class="hint" id="litm-not-yet">{ "Not yet on this page: key–value retrieval generated in the page; a UDCG reference JSON as the data (it has no gold answers to score); a remote LLM through the Judges layer (the CLI has it: `ragscope answer --judge`)." }</p>
             </div>
             <p class="hint refs">{ "Data: NQ-open (Kwiatkowski et al. 2019) and Wikipedia (CC BY-SA 3.0) via nelson-liu/lost-in-the-middle (MIT); see SOURCE.txt of the bundled subset. " }
                 <a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>{ " builds single contexts by hand." }</p>
         </section>
     }
+}
+
+/// Fetches the bundled questions (they replace the user's own, if any).
+fn fetch_bundled(d: UseReducerDispatcher<LitmState>) {
+    spawn_local(async move {
+        let got = async {
+            let r = gloo::net::http::Request::get(DATA_URL)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if !r.ok() {
+                return Err(format!("HTTP {}", r.status()));
+            }
+            r.json::<LitmData>().await.map_err(|e| e.to_string())
+        }
+        .await;
+        d.dispatch(LitmAction::Data(got.map(Rc::new)));
+    });
 }
 
 fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
