@@ -249,6 +249,8 @@ pub enum LitmAction {
     /// Results found in IndexedDB for the current settings.
     Restored(Saved),
     Started,
+    /// The saved results were deleted (the shown ones too).
+    Forgotten,
     Worker(Response),
 }
 
@@ -438,6 +440,10 @@ impl Reducible for LitmState {
                 for item in saved.items {
                     s.items.insert((item.qid.clone(), item.position), item);
                 }
+            }
+            LitmAction::Forgotten if !s.running => {
+                s.clear_results();
+                s.message = Some("Saved results forgotten.".into());
             }
             LitmAction::Started => {
                 s.running = true;

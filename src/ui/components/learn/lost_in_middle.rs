@@ -218,8 +218,12 @@ pub fn lost_in_the_middle() -> Html {
         Callback::from(move |_: MouseEvent| {
             let d = d.clone();
             spawn_local(async move {
-                let _ = litm_cache::forget().await;
-                d.dispatch(LitmAction::SetContextP(true));
+                match litm_cache::forget().await {
+                    Ok(()) => d.dispatch(LitmAction::Forgotten),
+                    Err(e) => d.dispatch(LitmAction::Worker(crate::protocol::Response::Litm(
+                        crate::protocol::litm::LitmEvent::Failed(e),
+                    ))),
+                }
             });
         })
     };
@@ -344,7 +348,7 @@ pub fn lost_in_the_middle() -> Html {
                         <button id="litm-forget" disabled={state.running} onclick={on_forget}>{ "Forget saved results" }</button>
                     </div>
                     if let Some(b) = &state.backend_info {
-                        <p class="hint" id="litm-backend-info">{ format!("{} — {}", b.label, b.reason) }</p>
+                        <p class="hint" id="litm-backend-info" data-gpu={b.gpu.to_string()}>{ format!("{} — {}", b.label, b.reason) }</p>
                     }
                     { for progress }
                     if state.cached > 0 {
