@@ -79,6 +79,14 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                 }
                 vec![]
             }
+            // The lost-in-the-middle page: one context per step (cancel between steps).
+            #[cfg(target_arch = "wasm32")]
+            Request::Litm(r) => {
+                if !crate::engine::inference::litm_web::drive(&mut scope, &mut workspace, r).await {
+                    return;
+                }
+                vec![]
+            }
             other => workspace.handle(other),
         };
         for response in responses {

@@ -74,6 +74,8 @@ pub struct Workspace {
     job: Option<inference::UtilityJob>,
     /// Context-set texts and the answers being computed for them ("answer the contexts").
     answering: inference::answering::Answering,
+    /// The lost-in-the-middle experiment being computed with `local`.
+    litm: Option<inference::litm::LitmJob>,
 }
 
 impl Workspace {
@@ -126,6 +128,7 @@ impl Workspace {
             }
             Request::Compute(c) => self.handle_compute(c),
             Request::Judge(request) => self.judge_now(request),
+            Request::Litm(request) => self.handle_litm(request),
             Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
                 Ok(view) => Response::Topic(view),
                 Err(error) => Response::TopicFailed { error },

@@ -11,6 +11,7 @@ pub mod answering;
 pub mod compute;
 pub mod judge_batch;
 pub mod judges;
+pub mod litm;
 pub mod tournament;
 
 /// Identifies a loaded file for the lifetime of the page.
@@ -47,6 +48,8 @@ pub enum Request {
     Compute(compute::ComputeRequest),
     /// Estimate, start, pause, resume or cancel an LLM judge job.
     Judge(judges::JudgeRequest),
+    /// The lost-in-the-middle experiment (src/engine/inference/litm.rs).
+    Litm(litm::LitmRequest),
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -113,6 +116,7 @@ pub enum Response {
         error: String,
     },
     Compute(compute::ComputeEvent),
+    Litm(litm::LitmEvent),
     /// Estimates, progress and results of LLM judge jobs.
     Judge(judges::JudgeResponse),
 }

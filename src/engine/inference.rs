@@ -24,6 +24,9 @@ pub mod answering;
 pub mod answering_web;
 #[cfg(target_arch = "wasm32")]
 pub mod gpu;
+pub mod litm;
+#[cfg(target_arch = "wasm32")]
+pub mod litm_web;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 

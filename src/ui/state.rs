@@ -371,6 +371,8 @@ impl Reducible for AppState {
             Action::AnswersStarted => crate::ui::answering_state::started(&mut s),
             // The Judges panel has its own reducer (ui::judges_state).
             Action::Worker(Response::Judge(_)) => {}
+            // The lost-in-the-middle page has its own bridge and reducer (ui::components::learn::litm_*).
+            Action::Worker(Response::Litm(_)) => {}
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),
             Action::Notify(message) => s.push_error(message),
             Action::SetTab(t) => s.tab = t,

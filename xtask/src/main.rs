@@ -7,6 +7,7 @@ mod bench;
 mod cmd;
 mod learn_contexts;
 mod learn_data;
+mod learn_data_litm;
 mod models;
 mod real_server;
 mod serve;
@@ -41,6 +42,8 @@ Commands:
                    contexts of 5 passages (default 6) for each of the first Q questions (default
                    all) answered by SmolLM2 (ragscope answer); --reuse-utilities reads the
                    committed utilities instead of recomputing them
+  litm-data        the lost-in-the-middle page's NQ subset (www/learn/litm-nq.json) from
+                   ../shared/data/litm (no model needed)
   oracle           regenerate the committed test fixtures from their Python oracles (in a venv)
   setup            only install the tools
 ";
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Some("models") => models::models(rest),
         Some("oracle") => test::oracle(),
         Some("learn-data") => learn_data::learn_data(rest),
+        Some("litm-data") => learn_data_litm::litm_data(),
         Some("setup") => tools::ensure_all(),
         Some("-h" | "--help" | "help") | None => {
             print!("{HELP}");

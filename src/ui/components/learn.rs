@@ -1,8 +1,12 @@
 //! `#/learn/...`: the teaching pages. `udcg-vs-ndcg` is the context builder; `lost-in-the-middle`
-//! is not built yet and says so.
+//! runs the lost-in-the-middle experiment with a local model.
 
 pub mod cards;
 pub mod history_chart;
+pub mod litm_cache;
+pub mod litm_chart;
+pub mod litm_export;
+pub mod litm_state;
 pub mod lost_in_middle;
 pub mod metrics;
 pub mod metrics_panel;
@@ -42,7 +46,7 @@ pub fn learn_page(props: &LearnProps) -> Html {
                     <li><a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>
                         { " — build a context, move and toggle passages, and see why a retrieval metric for RAG must count distracting passages (no model needed)." }</li>
                     <li><a href="#/learn/lost-in-the-middle">{ "Lost in the middle" }</a>
-                        { " — not yet." }</li>
+                        { " — run the lost-in-the-middle experiment with a GGUF model of your own, beside the paper's published curves." }</li>
                 </ul>
                 <p><a href="#/">{ "Back to Evaluate" }</a></p>
             </section>

@@ -1,14 +1,449 @@
-//! `#/learn/lost-in-the-middle`: not built yet; says so and what it will do.
+//! `#/learn/lost-in-the-middle`: the lost-in-the-middle experiment (Liu et al., TACL 2024) run on
+//! the user's machine with a GGUF model picked from disk, in this page's own worker reactor (the
+//! engine is src/engine/inference/litm.rs): one relevant passage moved through a context of
+//! distractors; per position, answer accuracy with a bootstrap band, p(NO-RESPONSE), and nDCG,
+//! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. Results are
+//! kept in IndexedDB per (model, data, k, position), so a reload resumes.
 
+use super::litm_cache;
+use super::litm_chart::{MeasuredChart, PublishedChart};
+use super::litm_export;
+use super::litm_state::{parse_own, LitmAction, LitmData, LitmState, Saved, DATA_URL};
+use crate::agent::EvalReactor;
+use crate::protocol::compute::{BackendChoice, ComputeRequest};
+use crate::protocol::litm::LitmRequest;
+use crate::protocol::Request;
+use crate::ui::download;
+use std::rc::Rc;
+use wasm_bindgen::JsCast;
+use web_sys::{HtmlInputElement, HtmlSelectElement};
+use yew::platform::spawn_local;
 use yew::prelude::*;
+use yew_agent::reactor::{use_reactor_bridge, ReactorEvent};
+
+/// Tokens generated per answer at most (the answer is cut at its first newline anyway).
+const MAX_NEW_TOKENS: usize = 32;
+
+fn input_of(e: &Event) -> Option<HtmlInputElement> {
+    e.target()
+        .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+}
+
+fn eta(done: usize, total: usize, seconds: f64) -> String {
+    if done == 0 || total <= done {
+        return String::new();
+    }
+    let left = seconds / done as f64 * (total - done) as f64;
+    if left >= 90.0 {
+        format!(", about {:.0} min left", left / 60.0)
+    } else {
+        format!(", about {left:.0} s left")
+    }
+}
 
 #[function_component(LostInTheMiddle)]
 pub fn lost_in_the_middle() -> Html {
+    let state = use_reducer(LitmState::default);
+    let bridge = {
+        let d = state.dispatcher();
+        use_reactor_bridge::<EvalReactor, _>(move |event| {
+            if let ReactorEvent::Output(r) = event {
+                d.dispatch(LitmAction::Worker(r));
+            }
+        })
+    };
+    // The bundled data, fetched from the site itself (works from any sub-path).
+    {
+        let d = state.dispatcher();
+        use_effect_with((), move |_| fetch_bundled(d));
+    }
+    let on_bundled = {
+        let d = state.dispatcher();
+        Callback::from(move |_: MouseEvent| fetch_bundled(d.clone()))
+    };
+    let own_error = use_state(|| None::<String>);
+    let on_own = {
+        let (d, own_error) = (state.dispatcher(), own_error.clone());
+        Callback::from(move |e: Event| {
+            let Some(file) = input_of(&e).and_then(|i| i.files()).and_then(|l| l.get(0)) else {
+                return;
+            };
+            let (d, own_error) = (d.clone(), own_error.clone());
+            spawn_local(async move {
+                let name = file.name();
+                let text = wasm_bindgen_futures::JsFuture::from(file.text())
+                    .await
+                    .ok()
+                    .and_then(|t| t.as_string());
+                let parsed = match text {
+                    Some(t) => parse_own(&name, &t, file.size() as usize),
+                    None => Err(format!("{name}: cannot be read as text")),
+                };
+                match parsed {
+                    // Bad input loses nothing loaded: the current questions stay.
+                    Ok(data) => {
+                        own_error.set(None);
+                        d.dispatch(LitmAction::Data(Ok(Rc::new(data))));
+                    }
+                    Err(e) => own_error.set(Some(e)),
+                }
+            });
+        })
+    };
+    // What IndexedDB holds for this model and these settings.
+    let key = state.cache_key();
+    {
+        let d = state.dispatcher();
+        use_effect_with(key.clone(), move |key| {
+            if let Some(key) = key.clone() {
+                spawn_local(async move {
+                    if let Ok(saved) = litm_cache::load(&key).await {
+                        if !saved.items.is_empty() || !saved.utilities.is_empty() {
+                            d.dispatch(LitmAction::Restored(saved));
+                        }
+                    }
+                });
+            }
+        });
+    }
+    // Each new result is saved at once (a reload then resumes after it).
+    {
+        let saved = Saved {
+            utilities: state.utilities.clone(),
+            items: state.items.values().cloned().collect(),
+        };
+        let stamp = (key.clone(), saved.items.len(), saved.utilities.len());
+        use_effect_with(stamp, move |(key, items, utilities)| {
+            if let (Some(key), true) = (key.clone(), *items + *utilities > 0) {
+                spawn_local(async move {
+                    let _ = litm_cache::save(&key, &saved).await;
+                });
+            }
+        });
+    }
+
+    let on_model = {
+        let (bridge, d) = (bridge.clone(), state.dispatcher());
+        Callback::from(move |e: Event| {
+            let Some(file) = input_of(&e).and_then(|i| i.files()).and_then(|l| l.get(0)) else {
+                return;
+            };
+            // An object URL: the worker reads the file through it, slice by slice.
+            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
+                d.dispatch(LitmAction::ModelOpening(file.name()));
+                bridge.send(Request::Compute(ComputeRequest::OpenModel {
+                    url,
+                    name: file.name(),
+                }));
+            }
+        })
+    };
+    let number = |make: fn(usize) -> LitmAction| {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            if let Some(v) = input_of(&e).and_then(|i| i.value().trim().parse::<usize>().ok()) {
+                d.dispatch(make(v));
+            }
+        })
+    };
+    let on_k = number(LitmAction::SetK);
+    let on_questions = number(LitmAction::SetQuestions);
+    let on_context_p = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            if let Some(i) = input_of(&e) {
+                d.dispatch(LitmAction::SetContextP(i.checked()));
+            }
+        })
+    };
+    let on_backend = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            if let Some(s) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
+            {
+                d.dispatch(LitmAction::SetBackend(match s.value().as_str() {
+                    "gpu" => BackendChoice::Gpu,
+                    "cpu" => BackendChoice::Cpu,
+                    _ => BackendChoice::Auto,
+                }));
+            }
+        })
+    };
+
+    // The contexts still to compute (the others are cached).
+    let chosen = state.chosen();
+    let mut questions = Vec::new();
+    let mut utilities = Vec::new();
+    let mut tasks = Vec::new();
+    for q in &chosen {
+        let missing: Vec<usize> = state
+            .positions
+            .iter()
+            .copied()
+            .filter(|&p| !state.items.contains_key(&(q.qid.clone(), p)))
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let i = questions.len();
+        questions.push(q.to_request());
+        utilities.push(state.utilities.get(&q.qid).cloned());
+        tasks.extend(missing.into_iter().map(|p| (i, p)));
+    }
+    let can_run = state.model.is_some() && !state.running && !tasks.is_empty();
+    let on_run = {
+        let (bridge, d) = (bridge.clone(), state.dispatcher());
+        let request = LitmRequest::Start {
+            questions,
+            k: state.k,
+            utilities,
+            tasks: tasks.clone(),
+            context_p: state.context_p,
+            max_new_tokens: MAX_NEW_TOKENS,
+            backend: state.backend,
+        };
+        Callback::from(move |_: MouseEvent| {
+            d.dispatch(LitmAction::Started);
+            bridge.send(Request::Litm(request.clone()));
+        })
+    };
+    let on_cancel = {
+        let bridge = bridge.clone();
+        Callback::from(move |_: MouseEvent| bridge.send(Request::Litm(LitmRequest::Cancel)))
+    };
+    let on_forget = {
+        let d = state.dispatcher();
+        Callback::from(move |_: MouseEvent| {
+            let d = d.clone();
+            spawn_local(async move {
+                match litm_cache::forget().await {
+                    Ok(()) => d.dispatch(LitmAction::Forgotten),
+                    Err(e) => d.dispatch(LitmAction::Worker(crate::protocol::Response::Litm(
+                        crate::protocol::litm::LitmEvent::Failed(e),
+                    ))),
+                }
+            });
+        })
+    };
+    let export = |name: &'static str, mime: &'static str, make: fn(&LitmState) -> String| {
+        let s = state.clone();
+        Callback::from(move |_: MouseEvent| download::save_text(name, mime, &make(&s)))
+    };
+    let on_svg = Callback::from(|_: MouseEvent| {
+        if let Some(svg) = download::svg_markup("chart-litm") {
+            download::save_text("lost-in-the-middle.svg", "image/svg+xml", &svg);
+        }
+    });
+
+    let data_note = match &state.data {
+        None => html! { <p class="hint" aria-busy="true">{ "Loading the bundled questions…" }</p> },
+        Some(Err(e)) => {
+            html! { <p class="error">{ format!("The bundled questions ({DATA_URL}) could not be loaded: {e}") }</p> }
+        }
+        Some(Ok(d)) if d.own.is_some() => html! {
+            <p class="hint" id="litm-data-note">{ format!(
+                "Your file {}: {} questions; this run uses the first {}. Distractors are whatever the file holds.",
+                d.own.clone().unwrap_or_default(), d.questions.len(), chosen.len()
+            ) }</p>
+        },
+        Some(Ok(d)) => {
+            let originals = d
+                .questions
+                .iter()
+                .filter(|q| q.original_distractors)
+                .count();
+            let chosen_originals = chosen.iter().filter(|q| q.original_distractors).count();
+            html! {
+                <p class="hint" id="litm-data-note">{ format!(
+                    "Bundled: {} NQ-open questions with 20 passages each. Only {originals} of them keep the paper's own distractors (Contriever-MSMARCO results without the answer); the other {} use substitutes — BM25 matches among other questions' gold passages — which are easier to tell apart from the answer than the paper's, so this is not a replication of the paper. This run uses the first {} questions ({chosen_originals} with the paper's distractors).",
+                    d.questions.len(), d.questions.len() - originals, chosen.len()
+                ) }</p>
+            }
+        }
+    };
+    let total_q = match &state.data {
+        Some(Ok(d)) => d.questions.len(),
+        _ => 60,
+    };
+    let model_name = state
+        .model
+        .as_ref()
+        .map_or_else(|| "no model yet".to_string(), |m| m.name.clone());
+    let rows = state.summary();
+    let answered = rows.iter().map(|r| r.n).max().unwrap_or(0);
+    let progress = state.progress.map(|(done, total, seconds)| {
+        let pct = if total == 0 { 0.0 } else { done as f64 / total as f64 * 100.0 };
+        html! {
+            <div class="litm-progress" id="litm-progress">
+                <progress max="100" value={format!("{pct:.0}")} aria-label="experiment progress"></progress>
+                <span>{ format!(" {done} of {total} steps, {seconds:.1} s{}", eta(done, total, seconds)) }</span>
+            </div>
+        }
+    });
+
     html! {
-        <section class="learn-page" aria-labelledby="litm-title">
-            <h2 id="litm-title">{ "Lost in the middle" }</h2>
-            <p class="placeholder">{ "Not yet. This page will run the lost-in-the-middle experiment (Liu et al., TACL 2024) on your machine: one relevant passage moved through a context of distractors, answer accuracy and p(NO-RESPONSE) per position with a local model, beside nDCG, MAP, MRR, P and UDCG of the same contexts, and the paper's published curves for reference." }</p>
-            <p>{ "Until then, the " }<a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>{ " page shows what moving the relevant passage does to each metric." }</p>
+        <section class="learn-page litm" aria-labelledby="litm-title">
+            <h2 id="litm-title">{ "Lost in the middle, measured on your machine" }</h2>
+            <p class="lede">{ "Liu et al. (“Lost in the Middle: How Language Models Use Long Contexts”, TACL 2024) moved the one passage that holds the answer through a context of 20 retrieved passages: answer accuracy was highest with it first or last and lowest in the middle — a U shape. The UDCG paper (Trappolini et al. 2025, Figure 1) adds the retrieval metrics of the same contexts: nDCG, MAP and MRR fall as the passage moves down, precision stays flat, and none follows the reader's accuracy. Here you run that experiment with a model of your own, in this tab." }</p>
+
+            <div class="learn-grid">
+                <div class="litm-setup steps">
+                    <h3>{ "1. The experiment" }</h3>
+                    { data_note }
+                    <div class="litm-fields">
+                        <label class="litm-field">{ "Or your own questions (JSON in the bundled file's form, or lost-in-the-middle JSON Lines with ctxs and isgold): " }
+                            <input type="file" id="litm-data-file" accept=".json,.jsonl" onchange={on_own} disabled={state.running} />
+                        </label>
+                        if matches!(&state.data, Some(Ok(d)) if d.own.is_some()) {
+                            <button id="litm-bundled" disabled={state.running} onclick={on_bundled}>{ "Back to the bundled questions" }</button>
+                        }
+                    </div>
+                    if let Some(e) = &*own_error { <p class="error" id="litm-data-error" role="alert">{ e }</p> }
+                    <label class="litm-field">{ "Model (GGUF, read from disk by this page's worker, never uploaded): " }
+                        <input type="file" id="litm-model" accept=".gguf" onchange={on_model} disabled={state.running} />
+                    </label>
+                    if let Some(note) = &state.model_note { <p class="hint">{ note }</p> }
+                    if let Some(m) = &state.model {
+                        <p class="hint" id="litm-model-info">{ format!("{} ({}, {} layers, context {} tokens)", m.name, m.architecture, m.layers, m.context_length) }</p>
+                    }
+                    <div class="litm-fields">
+                        <label class="litm-field">{ "Questions: " }
+                            <input type="number" id="litm-questions" min="1" max={total_q.to_string()} value={state.questions.to_string()} onchange={on_questions} disabled={state.running} />
+                        </label>
+                        <label class="litm-field">{ "Passages per context (k): " }
+                            <input type="number" id="litm-k" min="1" max="20" value={state.k.to_string()} onchange={on_k} disabled={state.running} />
+                        </label>
+                        <label class="litm-field">{ "Compute on: " }
+                            <select id="litm-backend" onchange={on_backend} disabled={state.running}>
+                                <option value="auto" selected={state.backend == BackendChoice::Auto}>{ "WebGPU on a GPU, else CPU" }</option>
+                                <option value="gpu" selected={state.backend == BackendChoice::Gpu}>{ "WebGPU (any adapter, also a software one)" }</option>
+                                <option value="cpu" selected={state.backend == BackendChoice::Cpu}>{ "CPU" }</option>
+                            </select>
+                        </label>
+                    </div>
+                    <fieldset class="litm-positions" disabled={state.running}>
+                        <legend>{ "Positions of the relevant passage" }</legend>
+                        { for (1..=state.k).map(|p| {
+                            let d = state.dispatcher();
+                            html! {
+                                <label class="litm-pos">
+                                    <input type="checkbox" id={format!("litm-pos-{p}")} checked={state.positions.contains(&p)}
+                                        onchange={Callback::from(move |_: Event| d.dispatch(LitmAction::TogglePosition(p)))} />
+                                    { p }
+                                </label>
+                            }
+                        }) }
+                    </fieldset>
+                    <label class="litm-field">
+                        <input type="checkbox" id="litm-context-p" checked={state.context_p} onchange={on_context_p} disabled={state.running} />
+                        { " also p(NO-RESPONSE) of each whole context (one more forward pass per context)" }
+                    </label>
+                    <div class="litm-buttons">
+                        <button id="litm-run" disabled={!can_run} onclick={on_run}>
+                            { if state.items.is_empty() { "Run".to_string() } else { format!("Run the {} contexts left", tasks.len()) } }
+                        </button>
+                        <button id="litm-cancel" disabled={!state.running} onclick={on_cancel}>{ "Cancel" }</button>
+                        <button id="litm-forget" disabled={state.running} onclick={on_forget}>{ "Forget saved results" }</button>
+                    </div>
+                    if let Some(b) = &state.backend_info {
+                        <p class="hint" id="litm-backend-info" data-gpu={b.gpu.to_string()}>{ format!("{} — {}", b.label, b.reason) }</p>
+                    }
+                    { for progress }
+                    if state.cached > 0 {
+                        <p class="hint" id="litm-cached">{ format!("{} results restored from this browser's storage (same model, data and settings).", state.cached) }</p>
+                    }
+                    if let Some(m) = &state.message { <p class="hint" id="litm-message">{ m }</p> }
+                    if let Some(e) = &state.error { <p class="error" id="litm-error" role="alert">{ e }</p> }
+                </div>
+                <div class="litm-results">
+                    <h3>{ format!("2. What this run measured ({model_name})") }</h3>
+                    <MeasuredChart k={state.k} rows={rows.clone()} model={model_name.clone()} questions={answered} />
+                    { summary_table(&rows) }
+                    <div class="litm-buttons">
+                        <button id="litm-export-csv" disabled={state.items.is_empty()} onclick={export("lost-in-the-middle.csv", "text/csv", litm_export::summary_csv)}>{ "Summary CSV" }</button>
+                        <button id="litm-export-items" disabled={state.items.is_empty()} onclick={export("lost-in-the-middle-contexts.csv", "text/csv", litm_export::items_csv)}>{ "Every context (CSV)" }</button>
+                        <button id="litm-export-svg" disabled={state.items.is_empty()} onclick={on_svg}>{ "Chart (SVG)" }</button>
+                        <button id="litm-export-cli" disabled={state.utilities.is_empty()} onclick={export("litm-contexts.jsonl", "application/x-ndjson", litm_export::contexts_jsonl)}>{ "Contexts for ragscope answer (JSONL)" }</button>
+                    </div>
+                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, computed with the same model you picked (one short forward pass per passage, k per question); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
+                </div>
+            </div>
+
+            <div class="steps">
+                <h3>{ "3. What the paper measured" }</h3>
+                <PublishedChart />
+                <p class="hint">{ "Accuracy (%) with the gold document at position 1, 5, 10, 15 or 20 of 20, multi-document QA on NQ-open, with closed-book (no documents) and oracle (the gold document alone) lines: Liu et al., “Lost in the Middle: How Language Models Use Long Contexts”, TACL 2024, Table/Figure 5 data (nelson-liu/lost-in-the-middle). Those are 7B–175B models over 2,655 questions with the paper's retrieved distractors and its own prompt." }</p>
+            </div>
+
+            <div class="steps">
+                <h3>{ "4. What this run shows, and what it does not" }</h3>
+                <ul>
+                    <li>{ "It shows how your model's answers, and every metric of the same contexts, change as the relevant passage moves — on a few dozen questions at most, with a band that says how uncertain each point is (a 95% bootstrap interval over questions). With 10 questions, one answer moves the accuracy by 10 points." }</li>
+                    <li>{ "It is not a replication: the paper's distractors for only 3 questions, easier substitutes for the rest; small models (a 135M model answers few questions at any position); the answer prompt is the UDCG paper's (the one `ragscope answer` uses), not the lost-in-the-middle paper's; answers are scored by the paper's normalised substring match." }</li>
+                    <li>{ "Small models read long inputs differently: past about half their context window, recency tends to dominate (Veseli et al., COLM 2025), so a rising curve toward the end is not the paper's U." }</li>
+                    <li>{ "The retrieval metrics do not need a model: nDCG, MAP and MRR fall with the position by definition, P is flat, and UDCG has no position discount, so it is flat too — the UDCG paper's point is that position matters little to accuracy in realistic settings (its §7), while distracting passages matter a lot." }</li>
+                </ul>
+                <p class="hint" id="litm-not-yet">{ "Not yet on this page: key–value retrieval generated in the page; a UDCG reference JSON as the data (it has no gold answers to score); a remote LLM through the Judges layer (the CLI has it: `ragscope answer --judge`)." }</p>
+            </div>
+            <p class="hint refs">{ "Data: NQ-open (Kwiatkowski et al. 2019) and Wikipedia (CC BY-SA 3.0) via nelson-liu/lost-in-the-middle (MIT); see SOURCE.txt of the bundled subset. " }
+                <a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>{ " builds single contexts by hand." }</p>
         </section>
+    }
+}
+
+/// Fetches the bundled questions (they replace the user's own, if any).
+fn fetch_bundled(d: UseReducerDispatcher<LitmState>) {
+    spawn_local(async move {
+        let got = async {
+            let r = gloo::net::http::Request::get(DATA_URL)
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            if !r.ok() {
+                return Err(format!("HTTP {}", r.status()));
+            }
+            r.json::<LitmData>().await.map_err(|e| e.to_string())
+        }
+        .await;
+        d.dispatch(LitmAction::Data(got.map(Rc::new)));
+    });
+}
+
+fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
+    let f = |v: f64| {
+        if v.is_finite() {
+            format!("{v:.3}")
+        } else {
+            "–".into()
+        }
+    };
+    html! {
+        <div class="table-wrap">
+            <table id="litm-table" class="litm-table">
+                <caption class="visually-hidden">{ "Results by position of the relevant passage" }</caption>
+                <thead><tr>
+                    <th scope="col">{ "position" }</th><th scope="col">{ "n" }</th><th scope="col">{ "accuracy [95% CI]" }</th>
+                    <th scope="col">{ "p(NR)" }</th><th scope="col">{ "nDCG" }</th><th scope="col">{ "MAP" }</th>
+                    <th scope="col">{ "MRR" }</th><th scope="col">{ "P" }</th><th scope="col">{ "UDCG" }</th>
+                </tr></thead>
+                <tbody>
+                    { for rows.iter().map(|r| html! {
+                        <tr data-position={r.position.to_string()}>
+                            <th scope="row">{ r.position }</th>
+                            <td>{ r.n }</td>
+                            <td>{ match r.band {
+                                Some((lo, hi)) if r.n > 0 => format!("{} [{}, {}]", f(r.accuracy), f(lo), f(hi)),
+                                _ => f(r.accuracy),
+                            } }</td>
+                            <td>{ r.p_no_response.map_or("–".into(), f) }</td>
+                            <td>{ f(r.ndcg) }</td><td>{ f(r.map) }</td><td>{ f(r.mrr) }</td>
+                            <td>{ f(r.precision) }</td><td>{ f(r.udcg) }</td>
+                        </tr>
+                    }) }
+                </tbody>
+            </table>
+        </div>
     }
 }

@@ -1,0 +1,120 @@
+//! The lost-in-the-middle page's results in IndexedDB (database `ragscope-litm`), one record per
+//! experiment (model, data, k, settings: `LitmState::cache_key`) holding every (question,
+//! position) result and every question's utilities, so a reload resumes where it stopped (the
+//! model file is picked again; nothing already computed is computed twice).
+//!
+//! The database is opened per operation and closed right after, as the judge cache does.
+
+use super::litm_state::Saved;
+use js_sys::Promise;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{IdbDatabase, IdbRequest, IdbTransactionMode};
+
+const DB: &str = "ragscope-litm";
+const STORE: &str = "experiments";
+
+fn err(what: &str, e: JsValue) -> String {
+    let detail = e
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_default();
+    format!("IndexedDB {what}: {detail}")
+}
+
+async fn done(request: &IdbRequest) -> Result<JsValue, String> {
+    let promise = Promise::new(&mut |resolve, reject| {
+        request.set_onsuccess(Some(&resolve));
+        request.set_onerror(Some(&reject));
+    });
+    JsFuture::from(promise).await.map_err(|_| {
+        request
+            .error()
+            .ok()
+            .flatten()
+            .map(|e| e.message())
+            .unwrap_or_else(|| "IndexedDB request failed".into())
+    })?;
+    request.result().map_err(|e| err("result", e))
+}
+
+async fn open() -> Result<IdbDatabase, String> {
+    let factory = gloo::utils::window()
+        .indexed_db()
+        .map_err(|e| err("open", e))?
+        .ok_or("this browser has no IndexedDB")?;
+    let request = factory.open_with_u32(DB, 1).map_err(|e| err("open", e))?;
+    let target = request.clone();
+    let on_upgrade = Closure::once(move |_: web_sys::Event| {
+        if let Ok(db) = target.result().and_then(|r| r.dyn_into::<IdbDatabase>()) {
+            let _ = db.create_object_store(STORE);
+        }
+    });
+    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
+    let db = done(&request).await?;
+    drop(on_upgrade);
+    db.dyn_into::<IdbDatabase>()
+        .map_err(|_| "IndexedDB returned no database".to_string())
+}
+
+/// What is saved for `key` (nothing when there is no record or it no longer parses).
+pub async fn load(key: &str) -> Result<Saved, String> {
+    let db = open().await?;
+    let result = async {
+        let tx = db.transaction_with_str(STORE).map_err(|e| err("read", e))?;
+        let store = tx.object_store(STORE).map_err(|e| err("read", e))?;
+        let value = done(
+            &store
+                .get(&JsValue::from_str(key))
+                .map_err(|e| err("read", e))?,
+        )
+        .await?;
+        Ok(value
+            .as_string()
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default())
+    }
+    .await;
+    db.close();
+    result
+}
+
+pub async fn save(key: &str, saved: &Saved) -> Result<(), String> {
+    let json = serde_json::to_string(saved).map_err(|e| e.to_string())?;
+    let db = open().await?;
+    let result = async {
+        let tx = db
+            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
+            .map_err(|e| err("write", e))?;
+        let store = tx.object_store(STORE).map_err(|e| err("write", e))?;
+        done(
+            &store
+                .put_with_key(&JsValue::from_str(&json), &JsValue::from_str(key))
+                .map_err(|e| err("write", e))?,
+        )
+        .await
+        .map(|_| ())
+    }
+    .await;
+    db.close();
+    result
+}
+
+/// Deletes every saved experiment.
+pub async fn forget() -> Result<(), String> {
+    let db = open().await?;
+    let result = async {
+        let tx = db
+            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
+            .map_err(|e| err("write", e))?;
+        let store = tx.object_store(STORE).map_err(|e| err("write", e))?;
+        done(&store.clear().map_err(|e| err("clear", e))?)
+            .await
+            .map(|_| ())
+    }
+    .await;
+    db.close();
+    result
+}

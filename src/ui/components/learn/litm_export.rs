@@ -1,0 +1,135 @@
+//! Exports of the lost-in-the-middle page: the summary per position and every context's result
+//! as CSV, and the run's contexts in the form `ragscope answer` reads (JSON Lines: one line per
+//! question, its passages with relevance, p(NO-RESPONSE) and text, one context per position), so
+//! the CLI can recompute the answers, and — as qrels, runs and utilities — every metric.
+
+use super::litm_state::LitmState;
+use crate::engine::inference::litm::{context, utility_passages};
+use serde_json::{json, Map, Value};
+use std::fmt::Write as _;
+
+/// The passage's id in exports: `cargo xtask learn-data`'s docnos (`nq<line>/p<index>`).
+pub fn docno(qid: &str, j: usize) -> String {
+    format!("{qid}/p{j}")
+}
+
+fn num(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v}")
+    } else {
+        String::new()
+    }
+}
+
+/// One row per chosen position: n, accuracy, its band, abstentions, p(NO-RESPONSE), metrics.
+pub fn summary_csv(s: &LitmState) -> String {
+    let model = s.model.as_ref().map_or("", |m| m.name.as_str());
+    let mut out = String::from(
+        "model,data,k,position,questions,accuracy,accuracy_ci95_low,accuracy_ci95_high,abstain,p_no_response,ndcg,map,mrr,precision,udcg\n",
+    );
+    for r in s.summary() {
+        let (lo, hi) = r.band.unwrap_or((f64::NAN, f64::NAN));
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            csv_field(model),
+            csv_field(&s.data_key()),
+            s.k,
+            r.position,
+            r.n,
+            num(r.accuracy),
+            num(lo),
+            num(hi),
+            num(r.abstain),
+            r.p_no_response.map(num).unwrap_or_default(),
+            num(r.ndcg),
+            num(r.map),
+            num(r.mrr),
+            num(r.precision),
+            num(r.udcg)
+        );
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// Every computed context of the chosen questions and positions.
+pub fn items_csv(s: &LitmState) -> String {
+    let mut out = String::from(
+        "qid,position,answer,correct,abstain,p_no_response,ndcg,map,mrr,precision,udcg,prompt_tokens\n",
+    );
+    for q in s.chosen() {
+        for &p in &s.positions {
+            if let Some(i) = s.items.get(&(q.qid.clone(), p)) {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{},{},{},{}",
+                    i.qid,
+                    i.position,
+                    csv_field(&i.answer),
+                    i.correct,
+                    i.abstain,
+                    i.p_no_response.map(num).unwrap_or_default(),
+                    num(i.ndcg),
+                    num(i.map),
+                    num(i.mrr),
+                    num(i.precision),
+                    num(i.udcg),
+                    i.prompt_tokens
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The contexts of every chosen question with utilities, as `ragscope answer` reads them.
+pub fn contexts_jsonl(s: &LitmState) -> String {
+    let mut out = String::new();
+    for q in s.chosen() {
+        let Some(p) = s.utilities.get(&q.qid) else {
+            continue;
+        };
+        let Ok(order) = utility_passages(&q.to_request(), s.k) else {
+            continue;
+        };
+        let mut passages = Map::new();
+        for (i, j) in order.iter().enumerate() {
+            passages.insert(
+                docno(&q.qid, *j),
+                json!({
+                    "is_relevant": *j == q.gold_index,
+                    "no_res_prob": p.get(i).copied().unwrap_or(f64::NAN),
+                    "text": q.passages[*j],
+                }),
+            );
+        }
+        let contexts: Vec<Value> = s
+            .positions
+            .iter()
+            .filter_map(|&pos| {
+                let c = context(&q.to_request(), s.k, pos).ok()?;
+                Some(json!({
+                    "position": pos,
+                    "passages": c.iter().map(|(j, _)| docno(&q.qid, *j)).collect::<Vec<_>>(),
+                }))
+            })
+            .collect();
+        let line = json!({
+            "qid": q.qid,
+            "question": q.question,
+            "answers": q.answers,
+            "passages": passages,
+            "contexts": contexts,
+        });
+        let _ = writeln!(out, "{line}");
+    }
+    out
+}

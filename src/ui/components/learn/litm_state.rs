@@ -1,0 +1,611 @@
+//! The lost-in-the-middle page's state as a reducer: the bundled data, the opened model, the
+//! experiment's settings, the results per (question, position) and their summary per position.
+
+use crate::protocol::compute::{BackendChoice, BackendInfo, ComputeEvent, ModelInfo};
+use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion};
+use crate::protocol::Response;
+use ragscope_eval::stats::paired::bootstrap_mean_ci;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+use yew::prelude::*;
+
+/// The bundled NQ subset (www/learn/litm-nq.json, written by `cargo xtask litm-data`).
+pub const DATA_URL: &str = "learn/litm-nq.json";
+/// Names the data in cache keys and exports (change it when the bundled file changes).
+pub const DATA_KEY: &str = "nq20-subset-v1";
+/// Bootstrap resamples of the accuracy band (seeded: the band is reproducible).
+const RESAMPLES: usize = 2000;
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct LitmData {
+    pub source: String,
+    pub questions: Vec<DataQuestion>,
+    /// Names the data in cache keys and exports (not in the file).
+    #[serde(skip, default = "bundled_key")]
+    pub key: String,
+    /// The user's own file (its name), else the bundled subset.
+    #[serde(skip)]
+    pub own: Option<String>,
+}
+
+fn bundled_key() -> String {
+    DATA_KEY.to_string()
+}
+
+/// Checks one question: passages present, the gold inside them, at least one answer.
+fn check_question(q: &DataQuestion, at: &str) -> Result<(), String> {
+    if q.passages.len() < 2 {
+        return Err(format!(
+            "{at}: at least 2 passages are needed (the gold and a distractor)"
+        ));
+    }
+    if q.gold_index >= q.passages.len() {
+        return Err(format!(
+            "{at}: gold_index {} but {} passages",
+            q.gold_index,
+            q.passages.len()
+        ));
+    }
+    if q.answers.iter().all(|a| a.trim().is_empty()) {
+        return Err(format!("{at}: no answer to score against"));
+    }
+    Ok(())
+}
+
+/// The user's own questions: the bundled file's form (`{"questions": [{qid, question, answers,
+/// gold_index, passages: [text…]}]}`), or JSON Lines in the lost-in-the-middle repository's form
+/// (`{question, answers, ctxs: [{title, text, isgold}]}` per line, exactly one gold passage).
+/// Errors name the line or question.
+pub fn parse_own(name: &str, text: &str, bytes: usize) -> Result<LitmData, String> {
+    let whole = serde_json::from_str::<serde_json::Value>(text).ok();
+    let mut data = if whole.is_some_and(|v| v.get("questions").is_some()) {
+        let d: LitmData = serde_json::from_str(text)
+            .map_err(|e| format!("{name}: line {}, column {}: {e}", e.line(), e.column()))?;
+        for (i, q) in d.questions.iter().enumerate() {
+            check_question(q, &format!("{name}: question {} ({})", i + 1, q.qid))?;
+        }
+        d
+    } else {
+        let mut questions = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let at = format!("{name}:{}", i + 1);
+            let v: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| format!("{at}: column {}: {e}", e.column()))?;
+            let question = v["question"]
+                .as_str()
+                .ok_or_else(|| format!("{at}: missing string field \"question\""))?;
+            let answers: Vec<String> = match &v["answers"] {
+                serde_json::Value::Array(a) => a
+                    .iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect(),
+                serde_json::Value::String(s) => vec![s.clone()],
+                _ => {
+                    return Err(format!(
+                        "{at}: missing field \"answers\" (a list of strings)"
+                    ))
+                }
+            };
+            let ctxs = v["ctxs"]
+                .as_array()
+                .ok_or_else(|| format!("{at}: missing list field \"ctxs\""))?;
+            let mut passages = Vec::new();
+            let mut golds = Vec::new();
+            for (j, c) in ctxs.iter().enumerate() {
+                let text = c["text"]
+                    .as_str()
+                    .ok_or_else(|| format!("{at}: ctxs[{j}] has no \"text\""))?;
+                passages.push(match c["title"].as_str() {
+                    Some(t) if !t.is_empty() => format!("(Title: {t}) {text}"),
+                    _ => text.to_string(),
+                });
+                if c["isgold"].as_bool() == Some(true) {
+                    golds.push(j);
+                }
+            }
+            let [gold_index] = golds[..] else {
+                return Err(format!(
+                    "{at}: exactly one passage must have \"isgold\": true ({} have)",
+                    golds.len()
+                ));
+            };
+            let q = DataQuestion {
+                qid: match &v["qid"] {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(n) => n.to_string(),
+                    _ => format!("q{}", i + 1),
+                },
+                source_qid: String::new(),
+                question: question.to_string(),
+                answers,
+                gold_index,
+                original_distractors: false,
+                passages,
+            };
+            check_question(&q, &at)?;
+            questions.push(q);
+        }
+        LitmData {
+            source: String::new(),
+            questions,
+            key: String::new(),
+            own: None,
+        }
+    };
+    if data.questions.is_empty() {
+        return Err(format!("{name}: no question"));
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(q) = data.questions.iter().find(|q| !seen.insert(q.qid.clone())) {
+        return Err(format!("{name}: question id {:?} appears twice", q.qid));
+    }
+    data.source = format!("your file {name}");
+    data.key = format!("own:{name}:{bytes}");
+    data.own = Some(name.to_string());
+    Ok(data)
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct DataQuestion {
+    pub qid: String,
+    #[serde(default)]
+    pub source_qid: String,
+    pub question: String,
+    pub answers: Vec<String>,
+    pub gold_index: usize,
+    #[serde(default)]
+    pub original_distractors: bool,
+    pub passages: Vec<String>,
+}
+
+impl DataQuestion {
+    pub fn to_request(&self) -> LitmQuestion {
+        LitmQuestion {
+            qid: self.qid.clone(),
+            question: self.question.clone(),
+            answers: self.answers.clone(),
+            gold_index: self.gold_index,
+            passages: self.passages.clone(),
+        }
+    }
+}
+
+/// What a reload finds in IndexedDB for one experiment (model, data, k, settings).
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct Saved {
+    pub utilities: HashMap<String, Vec<f64>>,
+    pub items: Vec<LitmItem>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LitmState {
+    pub data: Option<Result<Rc<LitmData>, String>>,
+    pub model: Option<ModelInfo>,
+    /// "Opening …" or why the model could not be opened.
+    pub model_note: Option<String>,
+    pub k: usize,
+    pub positions: Vec<usize>,
+    pub questions: usize,
+    pub context_p: bool,
+    pub backend: BackendChoice,
+    pub running: bool,
+    /// (done, total, seconds) of the run.
+    pub progress: Option<(usize, usize, f64)>,
+    pub backend_info: Option<BackendInfo>,
+    pub utilities: HashMap<String, Vec<f64>>,
+    pub items: BTreeMap<(String, usize), LitmItem>,
+    /// How many results came from the cache.
+    pub cached: usize,
+    pub message: Option<String>,
+    pub error: Option<String>,
+}
+
+impl Default for LitmState {
+    fn default() -> Self {
+        LitmState {
+            data: None,
+            model: None,
+            model_note: None,
+            k: 10,
+            positions: default_positions(10),
+            questions: 10,
+            context_p: true,
+            backend: BackendChoice::Auto,
+            running: false,
+            progress: None,
+            backend_info: None,
+            utilities: HashMap::new(),
+            items: BTreeMap::new(),
+            cached: 0,
+            message: None,
+            error: None,
+        }
+    }
+}
+
+/// The paper's positions 1, 5, 10, 15, 20 for k = 20; else first, middle and last.
+pub fn default_positions(k: usize) -> Vec<usize> {
+    if k == 20 {
+        return vec![1, 5, 10, 15, 20];
+    }
+    let mut p = vec![1, k.div_ceil(2), k];
+    p.retain(|&x| x >= 1);
+    p.dedup();
+    p
+}
+
+pub enum LitmAction {
+    Data(Result<Rc<LitmData>, String>),
+    ModelOpening(String),
+    SetK(usize),
+    TogglePosition(usize),
+    SetQuestions(usize),
+    SetContextP(bool),
+    SetBackend(BackendChoice),
+    /// Results found in IndexedDB for the current settings.
+    Restored(Saved),
+    Started,
+    /// The saved results were deleted (the shown ones too).
+    Forgotten,
+    Worker(Response),
+}
+
+impl LitmState {
+    /// Identifies an experiment in the cache: model, data, k, and what changes the answers.
+    pub fn cache_key(&self) -> Option<String> {
+        let m = self.model.as_ref()?;
+        Some(format!(
+            "{}|{}|{}|{}|k={}|p={}",
+            m.name,
+            m.file_name,
+            m.file_bytes,
+            self.data_key(),
+            self.k,
+            self.context_p
+        ))
+    }
+
+    /// The data's name in cache keys and exports.
+    pub fn data_key(&self) -> String {
+        match &self.data {
+            Some(Ok(d)) => d.key.clone(),
+            _ => DATA_KEY.to_string(),
+        }
+    }
+
+    /// The questions of the run (the first `questions` of the bundled data).
+    pub fn chosen(&self) -> Vec<&DataQuestion> {
+        match &self.data {
+            Some(Ok(d)) => d.questions.iter().take(self.questions).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// (questions in the data, passages of its shortest question).
+    fn chosen_limits(&self) -> (usize, usize) {
+        match &self.data {
+            Some(Ok(d)) => (
+                d.questions.len(),
+                d.questions
+                    .iter()
+                    .map(|q| q.passages.len())
+                    .min()
+                    .unwrap_or(1),
+            ),
+            _ => (60, 20),
+        }
+    }
+
+    fn clear_results(&mut self) {
+        self.utilities.clear();
+        self.items.clear();
+        self.cached = 0;
+        self.progress = None;
+        self.message = None;
+    }
+
+    /// Per chosen position: its results over the chosen questions.
+    pub fn summary(&self) -> Vec<PositionSummary> {
+        let qids: Vec<&str> = self.chosen().iter().map(|q| q.qid.as_str()).collect();
+        self.positions
+            .iter()
+            .map(|&position| {
+                let items: Vec<&LitmItem> = qids
+                    .iter()
+                    .filter_map(|q| self.items.get(&(q.to_string(), position)))
+                    .collect();
+                PositionSummary::of(position, &items)
+            })
+            .collect()
+    }
+}
+
+/// Means over the questions answered at one position, with a 95% percentile-bootstrap band of
+/// the accuracy (resampling questions; crates/eval's `bootstrap_mean_ci`).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct PositionSummary {
+    pub position: usize,
+    pub n: usize,
+    pub accuracy: f64,
+    pub band: Option<(f64, f64)>,
+    pub abstain: f64,
+    pub p_no_response: Option<f64>,
+    pub ndcg: f64,
+    pub map: f64,
+    pub mrr: f64,
+    pub precision: f64,
+    pub udcg: f64,
+}
+
+fn mean(x: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = x.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+    if n == 0 {
+        f64::NAN
+    } else {
+        s / n as f64
+    }
+}
+
+impl PositionSummary {
+    pub fn of(position: usize, items: &[&LitmItem]) -> Self {
+        let correct: Vec<f64> = items
+            .iter()
+            .map(|i| f64::from(u8::from(i.correct)))
+            .collect();
+        let ps: Vec<f64> = items.iter().filter_map(|i| i.p_no_response).collect();
+        PositionSummary {
+            position,
+            n: items.len(),
+            accuracy: mean(correct.iter().copied()),
+            band: bootstrap_mean_ci(&correct, 0.95, RESAMPLES, 2024).ok(),
+            abstain: mean(items.iter().map(|i| f64::from(u8::from(i.abstain)))),
+            p_no_response: (!ps.is_empty() && ps.len() == items.len())
+                .then(|| mean(ps.iter().copied())),
+            ndcg: mean(items.iter().map(|i| i.ndcg)),
+            map: mean(items.iter().map(|i| i.map)),
+            mrr: mean(items.iter().map(|i| i.mrr)),
+            precision: mean(items.iter().map(|i| i.precision)),
+            udcg: mean(items.iter().map(|i| i.udcg)),
+        }
+    }
+}
+
+impl Reducible for LitmState {
+    type Action = LitmAction;
+
+    fn reduce(self: Rc<Self>, action: LitmAction) -> Rc<Self> {
+        let mut s = (*self).clone();
+        match action {
+            LitmAction::Data(d) if !s.running => {
+                let own = matches!(&d, Ok(x) if x.own.is_some());
+                s.data = Some(d);
+                s.clear_results();
+                if own {
+                    // A small file of your own: every question, k as its questions allow.
+                    let (n, most) = s.chosen_limits();
+                    s.questions = n;
+                    if s.k > most {
+                        s.k = most;
+                        s.positions = default_positions(most);
+                    }
+                }
+            }
+            LitmAction::ModelOpening(name) => {
+                s.model_note = Some(format!("Opening {name}…"));
+                s.error = None;
+            }
+            LitmAction::SetK(k) if !s.running => {
+                let most = s
+                    .chosen()
+                    .iter()
+                    .map(|q| q.passages.len())
+                    .min()
+                    .unwrap_or(20);
+                let k = k.clamp(1, most.max(1));
+                if k != s.k {
+                    s.k = k;
+                    s.positions = default_positions(k);
+                    s.clear_results();
+                }
+            }
+            LitmAction::TogglePosition(p) if !s.running => {
+                if let Some(i) = s.positions.iter().position(|&x| x == p) {
+                    s.positions.remove(i);
+                } else if (1..=s.k).contains(&p) {
+                    s.positions.push(p);
+                    s.positions.sort_unstable();
+                }
+            }
+            LitmAction::SetQuestions(n) if !s.running => {
+                let most = match &s.data {
+                    Some(Ok(d)) => d.questions.len(),
+                    _ => 60,
+                };
+                s.questions = n.clamp(1, most.max(1));
+            }
+            LitmAction::SetContextP(on) if !s.running => {
+                if on != s.context_p {
+                    s.context_p = on;
+                    s.clear_results();
+                }
+            }
+            LitmAction::SetBackend(b) if !s.running => s.backend = b,
+            LitmAction::Restored(saved) => {
+                s.cached = saved.items.len();
+                s.utilities.extend(saved.utilities);
+                for item in saved.items {
+                    s.items.insert((item.qid.clone(), item.position), item);
+                }
+            }
+            LitmAction::Forgotten if !s.running => {
+                s.clear_results();
+                s.message = Some("Saved results forgotten.".into());
+            }
+            LitmAction::Started => {
+                s.running = true;
+                s.error = None;
+                s.message = None;
+                s.progress = Some((0, 0, 0.0));
+            }
+            LitmAction::Worker(Response::Compute(event)) => match event {
+                ComputeEvent::ModelOpened(info) => {
+                    if s.model.as_ref() != Some(&info) {
+                        s.clear_results();
+                    }
+                    s.model = Some(info);
+                    s.model_note = None;
+                }
+                ComputeEvent::ModelFailed(e) => {
+                    s.model_note = None;
+                    s.error = Some(e);
+                }
+                _ => {}
+            },
+            LitmAction::Worker(Response::Litm(event)) => match event {
+                LitmEvent::Backend(info) => s.backend_info = Some(info),
+                LitmEvent::Utilities { qid, p } => {
+                    s.utilities.insert(qid, p);
+                }
+                LitmEvent::Item(item) => {
+                    s.items.insert((item.qid.clone(), item.position), item);
+                }
+                LitmEvent::Progress {
+                    done,
+                    total,
+                    seconds,
+                } => s.progress = Some((done, total, seconds)),
+                LitmEvent::Done { seconds } => {
+                    s.running = false;
+                    if let Some((_, total, _)) = s.progress {
+                        s.progress = Some((total, total, seconds));
+                    }
+                    s.message = Some(format!("Done in {seconds:.1} s."));
+                }
+                LitmEvent::Failed(e) => {
+                    s.running = false;
+                    s.error = Some(e);
+                }
+                LitmEvent::Cancelled { done } => {
+                    s.running = false;
+                    s.message = Some(format!(
+                        "Cancelled after {done} steps; what was computed is kept (and cached)."
+                    ));
+                }
+            },
+            // Settings are fixed while a run is under way; other worker messages are not ours.
+            _ => return self,
+        }
+        Rc::new(s)
+    }
+}
+
+/// The published accuracies (%) by gold position 1/5/10/15/20 of 20 documents, then closed-book
+/// and oracle: Liu et al., "Lost in the Middle: How Language Models Use Long Contexts", TACL 2024,
+/// multi-document QA on NQ-open (transcribed as REFERENCE.md §12 records; 4 agreeing copies of
+/// the paper's tables).
+pub const PUBLISHED: [(&str, [f64; 5], f64, f64); 4] = [
+    ("GPT-3.5-Turbo", [75.8, 57.2, 53.8, 55.4, 63.2], 56.1, 88.3),
+    ("Claude-1.3", [59.9, 55.9, 56.8, 57.2, 60.1], 48.3, 76.1),
+    (
+        "MPT-30B-Instruct",
+        [53.7, 51.8, 52.2, 52.7, 56.3],
+        31.5,
+        81.9,
+    ),
+    (
+        "LongChat-13B (16K)",
+        [68.6, 57.4, 55.3, 52.5, 55.0],
+        35.0,
+        83.4,
+    ),
+];
+pub const PUBLISHED_POSITIONS: [usize; 5] = [1, 5, 10, 15, 20];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+    #[test]
+    fn the_lost_in_the_middle_jsonl_form_reads_as_the_bundled_file() {
+        // The shared subset is in the repository's form (ctxs with isgold); the bundled file was
+        // written from it by `cargo xtask litm-data`: both must give the same questions.
+        let jsonl =
+            std::fs::read_to_string(format!("{ROOT}/../shared/data/litm/nq20_subset.jsonl"))
+                .expect("../shared/data/litm");
+        let own = parse_own("nq20_subset.jsonl", &jsonl, jsonl.len()).unwrap();
+        let bundled = std::fs::read_to_string(format!("{ROOT}/www/learn/litm-nq.json")).unwrap();
+        let bundled: LitmData = serde_json::from_str(&bundled).unwrap();
+        assert_eq!(own.questions.len(), 60);
+        for (a, b) in own.questions.iter().zip(&bundled.questions) {
+            assert_eq!(
+                (&a.question, &a.answers, a.gold_index, &a.passages),
+                (&b.question, &b.answers, b.gold_index, &b.passages)
+            );
+        }
+        assert_eq!(
+            bundled
+                .questions
+                .iter()
+                .filter(|q| q.original_distractors)
+                .count(),
+            3
+        );
+        assert_eq!(own.key, format!("own:nq20_subset.jsonl:{}", jsonl.len()));
+    }
+
+    #[test]
+    fn bad_questions_are_refused_with_their_place() {
+        let two_golds = r#"{"question":"q","answers":["a"],"ctxs":[{"text":"x","isgold":true},{"text":"y","isgold":true}]}"#;
+        let e = parse_own("f.jsonl", &format!("\n{two_golds}\n"), 1).unwrap_err();
+        assert!(e.starts_with("f.jsonl:2: exactly one passage"), "{e}");
+        let e = parse_own("f.jsonl", "{\"question\": 1}", 1).unwrap_err();
+        assert!(
+            e.contains("f.jsonl:1: missing string field \"question\""),
+            "{e}"
+        );
+        let e = parse_own(
+            "f.json",
+            r#"{"source":"","questions":[{"qid":"a","question":"q","answers":["x"],"gold_index":5,"passages":["p","q"]}]}"#,
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("f.json: question 1 (a): gold_index 5 but 2 passages"),
+            "{e}"
+        );
+        assert!(parse_own("f.json", "", 1)
+            .unwrap_err()
+            .contains("no question"));
+    }
+
+    #[test]
+    fn the_band_is_a_bootstrap_interval_around_the_accuracy() {
+        let item = |correct| LitmItem {
+            qid: String::new(),
+            position: 1,
+            answer: String::new(),
+            correct,
+            abstain: false,
+            p_no_response: None,
+            ndcg: 1.0,
+            map: 1.0,
+            mrr: 1.0,
+            precision: 0.1,
+            udcg: 0.6,
+            prompt_tokens: 0,
+        };
+        let items = [item(true), item(false), item(true), item(true)];
+        let refs: Vec<&LitmItem> = items.iter().collect();
+        let s = PositionSummary::of(1, &refs);
+        assert_eq!((s.n, s.accuracy), (4, 0.75));
+        let (lo, hi) = s.band.unwrap();
+        assert!(lo <= 0.75 && 0.75 <= hi && lo >= 0.0 && hi <= 1.0);
+        assert!(s.p_no_response.is_none());
+    }
+}
