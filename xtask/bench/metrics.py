@@ -29,6 +29,74 @@ def generate(folder, queries=1000, docs=1000, seed=20261120):
     return run_path, qrels_path
 
 
+def generate_sized(folder, queries, docs=1000, seed=20261122):
+    """A run shaped like an MS MARCO dev run from Anserini (7-digit qids and docnos, six-decimal
+    scores, ~40 bytes a line), so 7,000 queries x 1,000 docs is ~280 MB; qrels with 250
+    judgments per query (150 retrieved, 100 not)."""
+    run_path = os.path.join(folder, f"sized-{queries}.run")
+    qrels_path = os.path.join(folder, f"sized-{queries}.qrels")
+    if os.path.exists(run_path) and os.path.exists(qrels_path):
+        return run_path, qrels_path
+    rng = random.Random(seed)
+    with open(run_path + ".tmp", "w") as run, open(qrels_path + ".tmp", "w") as qrels:
+        for q in range(queries):
+            qid = str(1_000_000 + q * 7)
+            pool = rng.sample(range(8_841_823), docs + 100)
+            scores = sorted((round(rng.uniform(0, 30), 6) for _ in range(docs)), reverse=True)
+            run.write("".join(f"{qid} Q0 {d} {rank} {s:.6f} Anserini\n"
+                              for rank, (d, s) in enumerate(zip(pool[:docs], scores), 1)))
+            judged = rng.sample(pool[:docs], 150) + pool[docs:]
+            qrels.write("".join(f"{qid} 0 {d} {rng.choices([0, 1, 2, 3], weights=[70, 15, 10, 5])[0]}\n"
+                                for d in judged))
+    os.replace(run_path + ".tmp", run_path)
+    os.replace(qrels_path + ".tmp", qrels_path)
+    return run_path, qrels_path
+
+
+def sizes(a):
+    """Time per line from ~1 MB to ~280 MB runs (`bench metrics --sizes`): is it flat?"""
+    counts = [int(q) for q in a.sizes.split(",")]
+    rows = []
+    for queries in counts:
+        run_path, qrels_path = generate_sized(a.folder, queries)
+        size = os.path.getsize(run_path)
+        lines = queries * 1000
+        tools = {
+            "trec-eval": [a.ragscope, "trec-eval", *MEASURES_TREC, qrels_path, run_path],
+            "eval": [a.ragscope, "eval", "--qrels", qrels_path, "--measures", "nDCG@10,MAP,MRR,P@10,R@100", run_path],
+        }
+        if not a.no_pytrec:
+            tools["pytrec_eval"] = [sys.executable, "-c", PYTREC, qrels_path, run_path]
+        repeat = a.repeat if size < 50e6 else 3
+        for cmd in tools.values():
+            timed(cmd)
+        walls = {n: [] for n in tools}
+        for _ in range(repeat):
+            for n, cmd in tools.items():
+                walls[n].append(timed(cmd)[0])
+        rss = {n: peak_rss(cmd) for n, cmd in tools.items()}
+        med = {n: statistics.median(w) for n, w in walls.items()}
+        rows.append((queries, size, lines, med, rss))
+        print(f"{queries:>6} queries, {size / 1e6:7.1f} MB: " + ", ".join(
+            f"{n} {med[n]:.3f} s ({med[n] / lines * 1e9:.0f} ns/line, {rss[n] / size:.2f}x file)" for n in tools),
+            flush=True)
+    ref = next((r for r in rows if r[0] == 1000), rows[0])
+    names = list(rows[0][3])
+    print(f"\n{'queries':>7} {'run MB':>8} " + " ".join(
+        f"{n + ' s':>14} {'ns/line':>8} {'vs 1000q':>8} {'RSS MB':>8} {'RSS/file':>8}" for n in names))
+    for queries, size, lines, med, rss in rows:
+        cells = []
+        for n in names:
+            per = med[n] / lines
+            ref_per = ref[3][n] / ref[2]
+            cells.append(f"{med[n]:14.3f} {per * 1e9:8.0f} {per / ref_per:8.2f} {rss[n] / 1e6:8.1f} {rss[n] / size:8.2f}")
+        print(f"{queries:>7} {size / 1e6:8.1f} " + " ".join(cells))
+    if "pytrec_eval" in names:
+        print("\nvs pytrec_eval: " + "; ".join(
+            f"{q} queries: trec-eval {m['pytrec_eval'] / m['trec-eval']:.1f}x, eval {m['pytrec_eval'] / m['eval']:.1f}x"
+            for q, _, _, m, _ in rows))
+
+
 def timed(cmd):
     """Wall seconds and peak RSS (bytes) of one child process."""
     t0 = time.perf_counter()
@@ -80,8 +148,13 @@ def main():
     ap.add_argument("--wasm-node", help="node script running the wasm engine on the same input")
     ap.add_argument("--folder", required=True)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--sizes", help="comma-separated query counts for the time-per-line curve")
+    ap.add_argument("--no-pytrec", action="store_true", help="with --sizes: ragscope only")
+    ap.add_argument("--no-ranx", action="store_true", help="leave ranx out (slow to install and run)")
     a = ap.parse_args()
     os.makedirs(a.folder, exist_ok=True)
+    if a.sizes:
+        return sizes(a)
     run_path, qrels_path = generate(a.folder)
     size = os.path.getsize(run_path)
     print(f"input: {run_path} ({size / 1e6:.1f} MB), {qrels_path}")
@@ -93,6 +166,8 @@ def main():
         "pytrec_eval": [sys.executable, "-c", PYTREC, qrels_path, run_path],
         "ranx (threads=1)": [sys.executable, "-c", RANX, qrels_path, run_path],
     }
+    if a.no_ranx:
+        del tools["ranx (threads=1)"]
     if a.wasm_node:
         tools["ragscope wasm (node)"] = ["node", a.wasm_node, qrels_path, run_path]
     # One warm-up each (ranx compiles with numba on first use; page cache), then alternate

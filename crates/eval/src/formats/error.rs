@@ -16,6 +16,8 @@ pub enum ParseErrorKind {
     Empty,
     /// A graded qrels file (UMBRELA) holds a grade outside `0..=max`.
     BadGrade { max: i32 },
+    /// A limit of the in-memory layout was passed (e.g. 4 GiB of docnos in one topic).
+    TooLarge { what: String },
 }
 
 /// A parse error that points at the offending bytes: file, 1-based line and column, text.
@@ -42,6 +44,9 @@ fn describe(kind: &ParseErrorKind, text: &str) -> String {
         ParseErrorKind::Empty => "file is empty (no judgments or results)".to_string(),
         ParseErrorKind::BadGrade { max } => {
             format!("grade '{text}' is not an integer from 0 to {max}")
+        }
+        ParseErrorKind::TooLarge { what } => {
+            format!("{what} exceed what one topic can hold (4 GiB of docnos, 4 billion lines) at '{text}'")
         }
     }
 }

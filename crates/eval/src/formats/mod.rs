@@ -38,14 +38,14 @@ impl std::fmt::Display for ReadError {
 
 impl std::error::Error for ReadError {}
 
-/// Parses a run from `reader` in 1 MiB chunks, so its text is never held whole.
+/// Parses a run from `reader` in 4 MiB chunks (1 MiB on wasm32), so its text is never held whole.
 pub fn read_run(name: &str, reader: impl std::io::Read) -> Result<Run, ReadError> {
     let mut parser = RunParser::new(name);
     feed_chunks(reader, |chunk| parser.feed(chunk))?;
     parser.finish().map_err(ReadError::Parse)
 }
 
-/// Parses qrels from `reader` in 1 MiB chunks.
+/// Parses qrels from `reader` in chunks, as [`read_run`].
 pub fn read_qrels(name: &str, reader: impl std::io::Read) -> Result<Qrels, ReadError> {
     let mut parser = QrelsParser::new(name);
     feed_chunks(reader, |chunk| parser.feed(chunk))?;
@@ -56,7 +56,14 @@ fn feed_chunks(
     mut reader: impl std::io::Read,
     mut feed: impl FnMut(&[u8]) -> Result<(), ParseError>,
 ) -> Result<(), ReadError> {
-    let mut chunk = vec![0u8; 1 << 20];
+    // Natively each chunk is split between two parsing threads: 4 MiB makes a quarter of the
+    // thread hand-offs of 1 MiB (35 → 9 on a 35 MB run) for 3 MiB more memory.
+    const CHUNK: usize = if cfg!(target_arch = "wasm32") {
+        1 << 20
+    } else {
+        4 << 20
+    };
+    let mut chunk = vec![0u8; CHUNK];
     loop {
         match reader.read(&mut chunk) {
             Ok(0) => return Ok(()),

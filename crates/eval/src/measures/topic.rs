@@ -155,7 +155,7 @@ pub fn ranked_rels(
     out.reserve(scratch.len());
     for &(_, i) in scratch.iter() {
         let doc: &RankedDoc = &docs[i as usize];
-        let rel = match qrels.rel_hashed(doc.hash, run.docno(doc)) {
+        let rel = match qrels.rel(run.docno(doc)) {
             None => NOT_POOLED,
             Some(r) if r < 0 => POOLED_UNJUDGED,
             Some(r) => r,

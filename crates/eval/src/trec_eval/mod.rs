@@ -206,9 +206,9 @@ fn parse_rel_info(name: &str, bytes: &[u8], format: RelFormat) -> Result<RelInfo
         RelFormat::Qrels => {
             let qrels: Qrels = parse_qrels(name, bytes).map_err(bad)?;
             info.topics = qrels
-                .topics()
-                .iter()
-                .map(|t| (t.qid().to_string(), vec![t.clone()]))
+                .into_topics()
+                .into_iter()
+                .map(|t| (t.qid().to_string(), vec![t]))
                 .collect();
         }
         RelFormat::QrelsJg => {
@@ -245,6 +245,27 @@ fn read_run(name: &str, open: &mut OpenFile) -> Result<Run, TrecEvalError> {
     })
 }
 
+/// What scoring the topics needs besides the topics themselves.
+struct Context<'a> {
+    args: &'a Args,
+    qrels: &'a RelInfo,
+    run: &'a Run,
+    selected: &'a [Selected],
+    opts: &'a RankingOptions,
+    zscores: Option<&'a zscores::Zscores>,
+    /// Values per topic: the sum of every selected family's names.
+    width: usize,
+}
+
+/// The values of a contiguous range of topics, flat (`width` per topic), with what the
+/// printing pass needs besides the numbers.
+#[derive(Default)]
+struct Scored {
+    values: Vec<f64>,
+    /// trec_eval's relstring per topic, when asked for with `-q`.
+    relstrings: Vec<String>,
+}
+
 fn evaluate(
     args: &Args,
     qrels: &RelInfo,
@@ -254,17 +275,67 @@ fn evaluate(
     zscores: Option<&zscores::Zscores>,
 ) -> Result<String, TrecEvalError> {
     check_formats(qrels, selected)?;
-    let z = if zscores.is_some() { "Z" } else { "" };
-    let mut out = String::new();
-    let mut sums: Vec<Vec<f64>> = selected.iter().map(|s| vec![0.0; s.names.len()]).collect();
-    let mut values: Vec<Vec<f64>> = sums.clone();
+    let ctx = Context {
+        args,
+        qrels,
+        run,
+        selected,
+        opts,
+        zscores,
+        width: selected.iter().map(|s| s.names.len()).sum(),
+    };
+    let all = 0..qrels.topics.len();
+    // Natively, many topics are scored on two threads (each topic is independent, and
+    // ranking plus the kernels are ~60% of a run's time once parsing is split too); the
+    // numbers are then summed and printed in topic order by one pass, so the output is the
+    // serial one byte for byte. The first error in topic order wins, as serially.
+    #[cfg(not(target_arch = "wasm32"))]
+    let scored = if all.len() >= 64 && crate::formats::parallel::threads() > 1 {
+        let mid = all.len() / 2;
+        let (first, second) = std::thread::scope(|scope| {
+            let worker = scope.spawn(|| score_topics(&ctx, mid..all.end));
+            let first = score_topics(&ctx, 0..mid);
+            let second = worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (first, second)
+        });
+        let (mut first, second) = (first?, second?);
+        first.values.extend(second.values);
+        first.relstrings.extend(second.relstrings);
+        first
+    } else {
+        score_topics(&ctx, all)?
+    };
+    #[cfg(target_arch = "wasm32")]
+    let scored = score_topics(&ctx, all)?;
+    print(&ctx, &scored)
+}
+
+/// Scores topics `range` of the qrels: every selected family's values, in order.
+fn score_topics(ctx: &Context, range: std::ops::Range<usize>) -> Result<Scored, TrecEvalError> {
+    let Context {
+        args,
+        qrels,
+        run,
+        selected,
+        opts,
+        zscores,
+        width,
+    } = *ctx;
+    let mut scored = Scored {
+        values: Vec::with_capacity(range.len() * width),
+        ..Scored::default()
+    };
+    let mut values: Vec<Vec<f64>> = selected.iter().map(|s| vec![0.0; s.names.len()]).collect();
     let mut group_values: Vec<f64> = Vec::new();
-    let mut num_q = 0u64;
     let mut scratch = Vec::new();
     let mut rels: Vec<Vec<i32>> = Vec::new();
     let bogus = [NOT_POOLED];
     let first_prefs = selected.iter().find(|s| s.family.input == Input::Prefs);
-    for (topic_index, (qid, groups)) in qrels.topics.iter().enumerate() {
+    let wants_relstring = args.query_flag && selected.iter().any(|s| s.family.name == "relstring");
+    for topic_index in range {
+        let (qid, groups) = &qrels.topics[topic_index];
         let run_topic = run.topic(qid);
         let missing = match run_topic {
             Some(_) => false,
@@ -356,8 +427,41 @@ fn evaluate(
                     *v = zs.convert(qid, name, *v);
                 }
             }
+            scored.values.extend_from_slice(vals);
         }
-        for ((s, vals), sum) in selected.iter().zip(&values).zip(sums.iter_mut()) {
+        if wants_relstring {
+            let text = match selected.iter().find(|s| s.family.name == "relstring") {
+                Some(s) if !missing => {
+                    relstring(t, s.params.fractions().first().copied().unwrap_or(10.0))
+                }
+                _ => String::new(),
+            };
+            scored.relstrings.push(text);
+        }
+    }
+    Ok(scored)
+}
+
+/// Sums the scored topics in topic order and prints what trec_eval prints.
+fn print(ctx: &Context, scored: &Scored) -> Result<String, TrecEvalError> {
+    let Context {
+        args,
+        qrels,
+        run,
+        selected,
+        zscores,
+        width,
+        ..
+    } = *ctx;
+    let z = if zscores.is_some() { "Z" } else { "" };
+    let mut out = String::new();
+    let mut sums: Vec<Vec<f64>> = selected.iter().map(|s| vec![0.0; s.names.len()]).collect();
+    let mut num_q = 0u64;
+    for (topic, (qid, _)) in qrels.topics.iter().enumerate() {
+        let mut at = topic * width;
+        for (s, sum) in selected.iter().zip(sums.iter_mut()) {
+            let vals = &scored.values[at..at + s.names.len()];
+            at += s.names.len();
             for (acc, v) in sum.iter_mut().zip(vals) {
                 *acc += v;
             }
@@ -365,11 +469,7 @@ fn evaluate(
                 continue;
             }
             if s.family.name == "relstring" {
-                let text = if missing {
-                    String::new()
-                } else {
-                    relstring(t, s.params.fractions().first().copied().unwrap_or(10.0))
-                };
+                let text = scored.relstrings.get(topic).map_or("", String::as_str);
                 let _ = writeln!(out, "{:<22}\t{}\t'{}'", s.names[0], qid, text);
                 continue;
             }
