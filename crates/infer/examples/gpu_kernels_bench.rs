@@ -4,7 +4,8 @@
 //!
 //! cargo run --release -p ragscope-infer --features gpu --example gpu_kernels_bench -- \
 //!     [--peak-gflops 67000] [--reps 20] [--tokens 2048] [--types Q4_1,Q8_0] [--quick]
-//!     [--matmul-wgsl variant.wgsl --tile 64x128] [--no-attention]
+//!     [--force-tile small|large] [--matmul-wgsl variant.wgsl --tile 64x128 [--unchecked]]
+//!     [--no-attention]
 //!
 //! GFLOP/s = 2·M·N·K / time for the matmuls (M tokens, N weight rows, K columns); attention
 //! counts 4·hd per (query, key) pair over the causal triangle. Times come from GPU timestamp
@@ -13,7 +14,7 @@
 
 use ragscope_infer::gguf::GgmlType;
 use ragscope_infer::gpu::bench::{KernelBench, KernelTime};
-use ragscope_infer::gpu::{GpuContext, GpuError};
+use ragscope_infer::gpu::{GpuContext, GpuError, MatmulTile};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -57,6 +58,16 @@ fn main() {
             "timestamps": ctx.has_timestamps()})
     );
     let mut b = KernelBench::new(&ctx);
+    // --force-tile small|large: time that built-in tile on every shape (default: the engine's pick).
+    match arg(&args, "--force-tile").as_deref() {
+        Some("small") => b = b.with_tile(MatmulTile::Small),
+        Some("large") => b = b.with_tile(MatmulTile::Large),
+        Some(other) => {
+            eprintln!("--force-tile {other}: small or large");
+            std::process::exit(2)
+        }
+        None => {}
+    }
     // Tuning: --matmul-wgsl FILE --tile ROWSxTOKENS times a variant of shaders/matmul.wgsl.
     if let Some(path) = arg(&args, "--matmul-wgsl") {
         let src = std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -71,6 +82,9 @@ fn main() {
             serde_json::json!({"matmul_variant": path, "tile_rows_x_tokens": tile})
         );
         b = b.with_matmul_variant(src, (tn, tm));
+        if args.iter().any(|a| a == "--unchecked") {
+            b = b.with_unchecked_variant();
+        }
     }
     let report = |kernel: &str,
                   shape: serde_json::Value,
@@ -115,7 +129,16 @@ fn main() {
                 continue;
             }
             let flops = 2.0 * (mm * n * k) as f64;
-            let shape = serde_json::json!({"name": label, "m": mm, "n": n, "k": k});
+            let tile = match arg(&args, "--force-tile").as_deref() {
+                Some("large") => MatmulTile::Large,
+                Some(_) => MatmulTile::Small,
+                None => MatmulTile::for_shape(n, mm),
+            };
+            let mut shape = serde_json::json!({"name": label, "m": mm, "n": n, "k": k,
+                "tile": format!("{tile:?}")});
+            if arg(&args, "--matmul-wgsl").is_some() {
+                shape["tile"] = serde_json::json!("variant");
+            }
             report(
                 &format!("matmul_{}", ty.name()),
                 shape,

@@ -5,7 +5,7 @@
 //! wall time around the same submit (after a warm-up), which then includes submit overhead.
 
 use super::context::{kernel, matmul_source_from, GpuContext, Kernel, Slot};
-use super::engine::matmul_groups;
+use super::engine::{matmul_plan, MatmulTile};
 use super::error::GpuError;
 use super::layout::{repack_raw, row_words};
 use crate::gguf::GgmlType;
@@ -27,6 +27,10 @@ pub struct KernelBench<'a> {
     rng: u64,
     /// A matmul tile shader to time instead of the built-in one, with its (rows, tokens) tile.
     variant: Option<(String, (usize, usize))>,
+    /// Compile the variant without wgpu's runtime checks (index clamping, loop bounding).
+    unchecked: bool,
+    /// Time this tile instead of the one the engine would pick.
+    tile: Option<MatmulTile>,
 }
 
 impl<'a> KernelBench<'a> {
@@ -35,6 +39,8 @@ impl<'a> KernelBench<'a> {
             ctx,
             rng: 0x9e37_79b9_7f4a_7c15,
             variant: None,
+            unchecked: false,
+            tile: None,
         }
     }
 
@@ -42,6 +48,20 @@ impl<'a> KernelBench<'a> {
     /// built-in matmul; `tile` = (weight rows, tokens) per workgroup. Tuning aid only.
     pub fn with_matmul_variant(mut self, tile_shader: String, tile: (usize, usize)) -> Self {
         self.variant = Some((tile_shader, tile));
+        self
+    }
+
+    /// Compiles the matmul variant without wgpu's runtime checks (bounds clamping of every
+    /// index, loop bounding): measures what those checks cost. Only for variants that never
+    /// index out of range (their loads are guarded or clamped by the shader itself).
+    pub fn with_unchecked_variant(mut self) -> Self {
+        self.unchecked = true;
+        self
+    }
+
+    /// Times the built-in matmul with `tile` whatever the shape (the engine picks by shape).
+    pub fn with_tile(mut self, tile: MatmulTile) -> Self {
+        self.tile = Some(tile);
         self
     }
 
@@ -112,15 +132,30 @@ impl<'a> KernelBench<'a> {
         let bufs = [w, x, y];
         match &self.variant {
             None => {
-                let kern = &self.ctx.kernels.matmul[&ty];
-                self.time(kern, &words, &bufs, matmul_groups(n, m), reps)
+                let (kern, groups) = match self.tile {
+                    Some(t) => (t.kernel(&self.ctx.kernels, ty), t.groups(n, m)),
+                    None => matmul_plan(&self.ctx.kernels, ty, n, m),
+                };
+                self.time(kern, &words, &bufs, groups, reps)
             }
             Some((src, (tn, tm))) => {
                 let dev = &self.ctx.device;
-                let module = dev.create_shader_module(wgpu::ShaderModuleDescriptor {
+                let desc = wgpu::ShaderModuleDescriptor {
                     label: Some("matmul variant"),
                     source: wgpu::ShaderSource::Wgsl(matmul_source_from(src, ty).into()),
-                });
+                };
+                let module = if self.unchecked {
+                    // SAFETY: a tuning aid for variants whose every index stays in range (see
+                    // with_unchecked_variant); its loops all have constant or uniform bounds.
+                    unsafe {
+                        dev.create_shader_module_trusted(
+                            desc,
+                            wgpu::ShaderRuntimeChecks::unchecked(),
+                        )
+                    }
+                } else {
+                    dev.create_shader_module(desc)
+                };
                 use Slot::*;
                 let kern = kernel(dev, &module, "main", &[Uniform, Read, Read, ReadWrite]);
                 let groups = (n.div_ceil(*tn) as u32, m.div_ceil(*tm) as u32);

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 
 const DEQUANT_WGSL: &str = include_str!("shaders/dequant.wgsl");
 const MATMUL_WGSL: &str = include_str!("shaders/matmul.wgsl");
+const MATMUL_LARGE_WGSL: &str = include_str!("shaders/matmul_large.wgsl");
 const RMS_NORM_WGSL: &str = include_str!("shaders/rms_norm.wgsl");
 const ROPE_WGSL: &str = include_str!("shaders/rope.wgsl");
 const ELEMENTWISE_WGSL: &str = include_str!("shaders/elementwise.wgsl");
@@ -35,6 +36,9 @@ pub(crate) struct Kernel {
 /// The compiled kernels: one matmul per weight type (dequant function + tile shader).
 pub(crate) struct Kernels {
     pub matmul: HashMap<GgmlType, Kernel>,
+    /// The 128x128-tile matmul per weight type, for products with many tiles (engine.rs
+    /// `matmul_plan`).
+    pub matmul_large: HashMap<GgmlType, Kernel>,
     pub rms_norm: Kernel,
     pub rope: Kernel,
     pub bias: Kernel,
@@ -329,6 +333,27 @@ pub fn matmul_source(ty: GgmlType) -> String {
     matmul_source_from(MATMUL_WGSL, ty)
 }
 
+/// The WGSL source of the large-tile matmul (shaders/matmul_large.wgsl) for one weight type.
+pub fn matmul_large_source(ty: GgmlType) -> String {
+    matmul_source_from(MATMUL_LARGE_WGSL, ty)
+}
+
+/// A matmul shader module compiled without wgpu's runtime checks. naga otherwise clamps every
+/// array index and bounds every loop with a counter; in the matmul's unrolled inner loops that
+/// cost 1.3-1.5x on an H100 (measured with the 128x128 tile, gpu_kernels_bench --unchecked).
+/// Only for the matmul shaders, whose every index is in range by construction (see their
+/// headers: guarded or clamped loads, constant-bounded staging and tile indices, guarded
+/// stores) and whose loops have constant or uniform trip counts. On the web the browser
+/// applies its own checks whatever is asked here.
+pub(crate) fn matmul_module(device: &wgpu::Device, label: &str, src: &str) -> wgpu::ShaderModule {
+    let desc = wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(src.into()),
+    };
+    // SAFETY: the matmul shaders never index out of range and always terminate (above).
+    unsafe { device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked()) }
+}
+
 /// `matmul_source` for another tile shader (the kernel benchmark tries variants with it).
 pub fn matmul_source_from(tile_shader: &str, ty: GgmlType) -> String {
     format!(
@@ -389,6 +414,11 @@ pub fn all_shader_sources() -> Vec<(String, String)> {
         .iter()
         .map(|&t| (format!("matmul_{}", t.name()), matmul_source(t)))
         .collect();
+    out.extend(
+        GPU_TYPES
+            .iter()
+            .map(|&t| (format!("matmul_large_{}", t.name()), matmul_large_source(t))),
+    );
     out.push(("rms_norm".into(), RMS_NORM_WGSL.into()));
     out.push(("rope".into(), ROPE_WGSL.into()));
     out.push(("elementwise".into(), ELEMENTWISE_WGSL.into()));
@@ -411,12 +441,15 @@ impl Kernels {
             })
         };
         let mut matmul = HashMap::new();
+        let mut matmul_large = HashMap::new();
+        let mm_slots = [Uniform, Read, Read, ReadWrite];
         for ty in GPU_TYPES {
-            let m = module(&format!("matmul_{}", ty.name()), &matmul_source(ty));
-            matmul.insert(
-                ty,
-                kernel(device, &m, "main", &[Uniform, Read, Read, ReadWrite]),
-            );
+            let label = format!("matmul_{}", ty.name());
+            let m = matmul_module(device, &label, &matmul_source(ty));
+            matmul.insert(ty, kernel(device, &m, "main", &mm_slots));
+            let label = format!("matmul_large_{}", ty.name());
+            let m = matmul_module(device, &label, &matmul_large_source(ty));
+            matmul_large.insert(ty, kernel(device, &m, "main", &mm_slots));
         }
         let rms = module("rms_norm", RMS_NORM_WGSL);
         let rope = module("rope", ROPE_WGSL);
@@ -429,6 +462,7 @@ impl Kernels {
         let ew_slots = [Uniform, ReadWrite, Read, Read];
         let k = Kernels {
             matmul,
+            matmul_large,
             rms_norm: kernel(device, &rms, "main", &[Uniform, Read, Read, ReadWrite]),
             rope: kernel(
                 device,

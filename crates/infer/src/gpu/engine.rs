@@ -18,7 +18,7 @@
 //! exceeds maxStorageBufferBindingSize, and the LM head is split into row chunks (vocabulary
 //! slices) that each fit one binding.
 
-use super::context::{GpuContext, Kernel, Slot};
+use super::context::{GpuContext, Kernel, Kernels, Slot};
 use super::error::GpuError;
 use super::layout::{repack_rows, row_words};
 use crate::generate::{Decoding, Generation, GreedyOptions};
@@ -39,6 +39,28 @@ pub const KV_CACHE_BUDGET: u64 = 1 << 30;
 /// Tokens per batch at most; bounds one layer's submit (a few hundred ms of GPU time for a
 /// 0.5B model on a mid-range GPU) so no submit approaches a driver's watchdog.
 pub const MAX_BATCH_TOKENS: usize = 2048;
+/// Natively, small models batch more tokens, up to the same GEMM work per layer submit as a
+/// Qwen2.5-0.5B layer at MAX_BATCH_TOKENS (2 FLOP per weight and token: ≈ 61 GFLOP), and at
+/// most this many: SmolLM2-135M then packs 9,035 tokens, where the 128x128 matmul tile fills
+/// an H100 (see `batch_tokens`). The browser keeps MAX_BATCH_TOKENS (its GPU memory and
+/// watchdog are the user's machine's, unmeasured).
+pub const MAX_BATCH_TOKENS_NATIVE: usize = 16384;
+/// The GEMM work (FLOP) of one layer's submit that `batch_tokens` stays under natively.
+pub const LAYER_FLOP_BUDGET: f64 = 6.4e10;
+
+/// Tokens per batch for a model (before the binding limit): MAX_BATCH_TOKENS in the browser;
+/// natively as many as keep one layer's GEMMs under LAYER_FLOP_BUDGET, between
+/// MAX_BATCH_TOKENS and MAX_BATCH_TOKENS_NATIVE.
+pub fn batch_tokens(cfg: &ModelConfig) -> usize {
+    if cfg!(target_arch = "wasm32") {
+        return MAX_BATCH_TOKENS;
+    }
+    let q = cfg.n_head * cfg.head_dim;
+    let kv = cfg.n_head_kv * cfg.head_dim;
+    let weights = cfg.n_embd * (2 * q + 2 * kv + 3 * cfg.n_ff);
+    let per_token = 2.0 * weights.max(1) as f64;
+    ((LAYER_FLOP_BUDGET / per_token) as usize).clamp(MAX_BATCH_TOKENS, MAX_BATCH_TOKENS_NATIVE)
+}
 
 pub(super) struct GpuMatrix {
     pub(super) ty: GgmlType,
@@ -201,13 +223,57 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 
 /// Output tile of one matmul workgroup: (weight rows, tokens) (shaders/matmul.wgsl TN, TM).
 pub(crate) const MATMUL_TILE: (usize, usize) = (64, 64);
+/// The same for shaders/matmul_large.wgsl.
+pub(crate) const MATMUL_LARGE_TILE: (usize, usize) = (128, 128);
+/// Workgroups the large tile must make before it is used. Below that the 64x64 tile's four
+/// times as many workgroups fill a large GPU better (H100, 2048 tokens: the 576x576 product's
+/// 80 large tiles still beat its 288 small ones; the 192-row one's 32 did not).
+pub(crate) const MATMUL_LARGE_MIN_GROUPS: usize = 64;
 
-/// The matmul grid: x over weight-row tiles, y over token tiles.
-pub(crate) fn matmul_groups(rows: usize, n_tok: usize) -> (u32, u32) {
-    (
-        rows.div_ceil(MATMUL_TILE.0) as u32,
-        n_tok.div_ceil(MATMUL_TILE.1) as u32,
-    )
+/// Which matmul tile a product uses (`Small` = 64x64, `Large` = 128x128).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatmulTile {
+    Small,
+    Large,
+}
+
+impl MatmulTile {
+    /// The tile `matmul_plan` picks for `rows` weight rows and `n_tok` tokens.
+    pub fn for_shape(rows: usize, n_tok: usize) -> MatmulTile {
+        let (tn, tm) = MATMUL_LARGE_TILE;
+        if rows.div_ceil(tn) * n_tok.div_ceil(tm) >= MATMUL_LARGE_MIN_GROUPS {
+            MatmulTile::Large
+        } else {
+            MatmulTile::Small
+        }
+    }
+
+    /// The grid: x over weight-row tiles, y over token tiles.
+    pub(crate) fn groups(self, rows: usize, n_tok: usize) -> (u32, u32) {
+        let (tn, tm) = match self {
+            MatmulTile::Small => MATMUL_TILE,
+            MatmulTile::Large => MATMUL_LARGE_TILE,
+        };
+        (rows.div_ceil(tn) as u32, n_tok.div_ceil(tm) as u32)
+    }
+
+    pub(crate) fn kernel(self, kernels: &Kernels, ty: GgmlType) -> &Kernel {
+        match self {
+            MatmulTile::Small => &kernels.matmul[&ty],
+            MatmulTile::Large => &kernels.matmul_large[&ty],
+        }
+    }
+}
+
+/// The kernel and grid for y = x · Wᵀ with `rows` rows of type `ty` and `n_tok` tokens.
+pub(crate) fn matmul_plan(
+    kernels: &Kernels,
+    ty: GgmlType,
+    rows: usize,
+    n_tok: usize,
+) -> (&Kernel, (u32, u32)) {
+    let tile = MatmulTile::for_shape(rows, n_tok);
+    (tile.kernel(kernels, ty), tile.groups(rows, n_tok))
 }
 
 /// Splits `n` workgroups into a 2-D grid within the 65,535-per-dimension limit.
@@ -238,7 +304,7 @@ impl GpuModel {
             .into_iter()
             .max()
             .unwrap_or(1);
-        let max_tok = (max_binding / (4 * widest)).min(MAX_BATCH_TOKENS);
+        let max_tok = (max_binding / (4 * widest)).min(batch_tokens(&cfg));
         let max_prompts = (max_binding / (4 * cfg.n_vocab)).min(max_tok);
         if max_tok == 0 || max_prompts == 0 {
             return Err(GpuError::TooLarge(format!(
@@ -1012,8 +1078,8 @@ impl GpuModel {
         y: &wgpu::Buffer,
         n_tok: usize,
     ) {
-        let k = &self.ctx.kernels.matmul[&m.ty];
         for (buf, r0, n) in &m.chunks {
+            let (k, groups) = matmul_plan(&self.ctx.kernels, m.ty, *n, n_tok);
             let words = [
                 n_tok as u32,
                 *n as u32,
@@ -1022,7 +1088,7 @@ impl GpuModel {
                 m.rows as u32,
                 *r0 as u32,
             ];
-            self.op(ws, pass, k, &words, &[buf, x, y], matmul_groups(*n, n_tok));
+            self.op(ws, pass, k, &words, &[buf, x, y], groups);
         }
     }
 

@@ -5,7 +5,10 @@
 //!   u32 words (layout.rs) and dequantized inside the matmul tiles (shaders/dequant.wgsl), 8
 //!   weights per block read (dq8_*). The matmul's inner loops are unrolled in the WGSL text
 //!   (context.rs `unroll`): naga guards every loop with an iteration counter, which in the
-//!   innermost loop cost more than the FMAs (measured: 7x on an H100).
+//!   innermost loop cost more than the FMAs (measured: 7x on an H100). Two tiles: 64x64
+//!   (shaders/matmul.wgsl) for small products, 128x128 with 8x8 outputs per thread
+//!   (shaders/matmul_large.wgsl) where it makes enough workgroups (engine.rs `matmul_plan`);
+//!   both compiled without naga's runtime checks, their indices in range by construction.
 //! * `bench` times single kernels on synthetic inputs (examples/gpu_kernels_bench.rs).
 //! * Kernels (shaders/*.wgsl), each with a CPU twin in `twin.rs` and a test comparing them on
 //!   random shapes that do not divide the tiles (tests.rs): tiled matmul for every weight type,
@@ -39,9 +42,13 @@ mod tests;
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::{GpuBackend, GpuPolicy};
 pub use context::{
-    all_shader_sources, matmul_source, matmul_source_from, AdapterSummary, GpuContext,
+    all_shader_sources, matmul_large_source, matmul_source, matmul_source_from, AdapterSummary,
+    GpuContext,
 };
-pub use engine::{DecodeStats, GpuModel, GPU_ARCHS, MAX_BATCH_TOKENS, MAX_HEAD_DIM};
+pub use engine::{
+    batch_tokens, DecodeStats, GpuModel, MatmulTile, GPU_ARCHS, LAYER_FLOP_BUDGET,
+    MAX_BATCH_TOKENS, MAX_BATCH_TOKENS_NATIVE, MAX_HEAD_DIM,
+};
 pub use error::GpuError;
 #[cfg(not(target_arch = "wasm32"))]
 pub use model_bench::MatmulTiming;

@@ -94,7 +94,8 @@ impl GpuModel {
             contents: &words,
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        let kernel = &ctx.kernels.matmul[&mat.ty];
+        // The kernel and grid the engine uses for this shape.
+        let (kernel, groups) = super::engine::matmul_plan(&ctx.kernels, mat.ty, n, m);
         let bg = dev.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &kernel.layout,
@@ -117,7 +118,6 @@ impl GpuModel {
                 },
             ],
         });
-        let groups = (n.div_ceil(32) as u32, m.div_ceil(32) as u32);
         let queries = ctx.timestamps.then(|| {
             let set = dev.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("bench timestamps"),

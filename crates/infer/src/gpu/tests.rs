@@ -1,8 +1,10 @@
 //! Each WGSL kernel against its CPU twin (twin.rs) on random inputs whose shapes do not divide
-//! the tiles (64×64 matmul tiles, 32-wide K steps, 64-token attention workgroups, 8-key tiles).
+//! the tiles (64×64 and 128×128 matmul tiles, 32- and 16-wide K steps, 64-token attention
+//! workgroups, 8-key tiles).
 //! Without a GPU adapter (e.g. no lavapipe) each test prints `SKIPPED: ...` and asserts nothing.
 
 use super::context::{GpuContext, Kernel};
+use super::engine::MatmulTile;
 use super::layout::{repack_raw, row_words, GPU_TYPES};
 use super::twin;
 use crate::gguf::GgmlType;
@@ -188,6 +190,8 @@ fn matmul_matches_twin_for_every_weight_type() {
             (col_choices[0], 1, 33),
             // Straddles the 64x64 tiles and the 32-wide K steps.
             (col_choices[1], 70, 65),
+            // Straddles 128x128 tiles; K a multiple of the 16-wide K step for every type.
+            (bs.max(64), 130, 131),
         ] {
             let w = random_weights(&mut rng, ty, rows, cols);
             let x = rng.vec(n_tok * cols);
@@ -204,23 +208,26 @@ fn matmul_matches_twin_for_every_weight_type() {
                 col0 as u32,
             ];
             let y = vec![0f32; n_tok * stride];
-            let got = run(
-                ctx,
-                &ctx.kernels.matmul[&ty],
-                &words,
-                &[repack_raw(ty, cols, &w), bytes_f32(&x), bytes_f32(&y)],
-                2,
-                super::engine::matmul_groups(rows, n_tok),
-            );
-            let got: Vec<f32> = (0..n_tok)
-                .flat_map(|t| got[t * stride + col0..t * stride + col0 + rows].to_vec())
-                .collect();
-            assert_close(
-                &format!("matmul {} {n_tok}x{rows}x{cols}", ty.name()),
-                &got,
-                &want,
-                2e-5,
-            );
+            // Both tiles on every shape, whichever the engine would pick.
+            for tile in [MatmulTile::Small, MatmulTile::Large] {
+                let got = run(
+                    ctx,
+                    tile.kernel(&ctx.kernels, ty),
+                    &words,
+                    &[repack_raw(ty, cols, &w), bytes_f32(&x), bytes_f32(&y)],
+                    2,
+                    tile.groups(rows, n_tok),
+                );
+                let got: Vec<f32> = (0..n_tok)
+                    .flat_map(|t| got[t * stride + col0..t * stride + col0 + rows].to_vec())
+                    .collect();
+                assert_close(
+                    &format!("matmul {tile:?} {} {n_tok}x{rows}x{cols}", ty.name()),
+                    &got,
+                    &want,
+                    2e-5,
+                );
+            }
         }
     }
 }

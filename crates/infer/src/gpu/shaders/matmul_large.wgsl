@@ -1,0 +1,213 @@
+// y[t, col0 + r] = sum_k x[t, k] * W[r, k], as matmul.wgsl (same Params and bindings, same
+// CPU twin gpu::twin::matmul), for large products: engine.rs `matmul_plan` picks this kernel
+// when it makes enough workgroups to fill the GPU (prefill batches), matmul.wgsl otherwise
+// (decoding steps, the LM head's few rows, small batches).
+//
+// A workgroup of 16x16 threads computes a 128-token x 128-row tile, each thread 8 tokens x 8
+// rows (tokens 4*ly..+3 and 64+4*ly..+3, rows likewise with lx) in 16 vec4 accumulators: per k
+// it reads 4 vec4s of workgroup memory for 64 FMAs (the 64x64 tile's 4x4 block read 2 for 16,
+// and workgroup-memory bandwidth held it near 20 % of an H100's f32 peak). K steps of 16:
+// 2 x 8 KiB of staging, the 16 KiB WebGPU default. Staging as in matmul.wgsl: thread flat%128
+// takes one token / weight row and 8 consecutive k (dequant8: one block decode per 8 weights).
+// When K is a multiple of 16 (every real model) each step is whole: the next step's values are
+// loaded into registers before this step's FMAs (their latency hides behind them), and tokens
+// or rows past the matrix load a valid (clamped) row that feeds only outputs never stored, so
+// the loop has no bounds branches. Other K take the checked loop below.
+// Every index stays in range by construction (clamped or guarded loads, staging and tile
+// indices < 512, guarded stores), so context.rs compiles the matmuls without naga's runtime
+// checks (which clamp each index and bound each loop: 1.3-1.5x slower on an H100).
+// Lines between `// @unroll N` and `// @end` are repeated N times by the host with # = 0..N-1.
+// The host prepends `fn dequant(row_base: u32, k: u32) -> f32` and
+// `fn dequant8(row_base: u32, k: u32) -> array<f32, 8>` (dequant.wgsl's dq_* / dq8_*).
+
+struct Params {
+    n_tok: u32,
+    n_rows: u32,
+    k: u32,
+    row_words: u32,
+    y_stride: u32,
+    y_col: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+@group(0) @binding(0) var<uniform> p: Params;
+@group(0) @binding(1) var<storage, read> w: array<u32>;
+@group(0) @binding(2) var<storage, read> x: array<f32>;
+@group(0) @binding(3) var<storage, read_write> y: array<f32>;
+
+// Tokens and weight rows per tile (engine.rs MATMUL_LARGE_TILE), K per step.
+const TM: u32 = 128u;
+const TN: u32 = 128u;
+const TK: u32 = 16u;
+
+// xs[kk * 32 + v] = activations of tokens 4v..4v+3 at column kk of the step; ws likewise rows.
+var<workgroup> xs: array<vec4<f32>, 512>;
+var<workgroup> ws: array<vec4<f32>, 512>;
+
+// Writes 4 consecutive outputs (token t, rows r..r+3) that lie inside the matrix.
+fn store_row(t: u32, r: u32, v: vec4<f32>) {
+    if (t < p.n_tok) {
+        let row = t * p.y_stride + p.y_col;
+        for (var j = 0u; j < 4u; j++) {
+            if (r + j < p.n_rows) {
+                y[row + r + j] = v[j];
+            }
+        }
+    }
+}
+
+@compute @workgroup_size(16, 16, 1)
+fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    // Uniform: an empty product has nothing to store (and no row to clamp loads to).
+    if (p.n_tok == 0u || p.n_rows == 0u) {
+        return;
+    }
+    let t0 = wid.y * TM;
+    let r0 = wid.x * TN;
+    let flat = lid.y * 16u + lid.x;
+    // Staging role: one token / weight row (lane) and 8 consecutive k (seg * 8 ..).
+    let lane = flat % 128u;
+    let seg = flat / 128u;
+    let t_ld = t0 + lane;
+    let r_ld = r0 + lane;
+    let x_ok = t_ld < p.n_tok;
+    let w_ok = r_ld < p.n_rows;
+    let x_base = t_ld * p.k;
+    let w_base = r_ld * p.row_words;
+    var acc00 = vec4<f32>(0.0);
+    var acc01 = vec4<f32>(0.0);
+    var acc10 = vec4<f32>(0.0);
+    var acc11 = vec4<f32>(0.0);
+    var acc20 = vec4<f32>(0.0);
+    var acc21 = vec4<f32>(0.0);
+    var acc30 = vec4<f32>(0.0);
+    var acc31 = vec4<f32>(0.0);
+    var acc40 = vec4<f32>(0.0);
+    var acc41 = vec4<f32>(0.0);
+    var acc50 = vec4<f32>(0.0);
+    var acc51 = vec4<f32>(0.0);
+    var acc60 = vec4<f32>(0.0);
+    var acc61 = vec4<f32>(0.0);
+    var acc70 = vec4<f32>(0.0);
+    var acc71 = vec4<f32>(0.0);
+    let n_steps = (p.k + TK - 1u) / TK;
+    if (p.k % TK == 0u && p.k > 0u) {
+        // Every step is whole: tokens/rows past the matrix load a valid row (clamped), which
+        // feeds only outputs that are never stored; the next step is loaded before the FMAs.
+        let xb = min(t_ld, p.n_tok - 1u) * p.k + seg * 8u;
+        let wb = min(r_ld, p.n_rows - 1u) * p.row_words;
+        var xv: array<f32, 8>;
+        // @unroll 8 e=#
+            xv[#] = x[xb + #];
+        // @end
+        var wv = dequant8(wb, seg * 8u);
+        for (var s = 0u; s < n_steps; s++) {
+        // @unroll 8 e=#
+            xs[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = xv[#];
+            ws[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = wv[#];
+        // @end
+            workgroupBarrier();
+            let kn = min(s + 1u, n_steps - 1u) * TK;
+            // @unroll 8 e=#
+                xv[#] = x[xb + kn + #];
+            // @end
+            wv = dequant8(wb, kn + seg * 8u);
+        // @unroll 16 kk=#
+            let a# = xs[# * 32u + lid.y];
+            let c# = xs[# * 32u + 16u + lid.y];
+            let b# = ws[# * 32u + lid.x];
+            let d# = ws[# * 32u + 16u + lid.x];
+            acc00 = fma(vec4<f32>(a#.x), b#, acc00);
+            acc01 = fma(vec4<f32>(a#.x), d#, acc01);
+            acc10 = fma(vec4<f32>(a#.y), b#, acc10);
+            acc11 = fma(vec4<f32>(a#.y), d#, acc11);
+            acc20 = fma(vec4<f32>(a#.z), b#, acc20);
+            acc21 = fma(vec4<f32>(a#.z), d#, acc21);
+            acc30 = fma(vec4<f32>(a#.w), b#, acc30);
+            acc31 = fma(vec4<f32>(a#.w), d#, acc31);
+            acc40 = fma(vec4<f32>(c#.x), b#, acc40);
+            acc41 = fma(vec4<f32>(c#.x), d#, acc41);
+            acc50 = fma(vec4<f32>(c#.y), b#, acc50);
+            acc51 = fma(vec4<f32>(c#.y), d#, acc51);
+            acc60 = fma(vec4<f32>(c#.z), b#, acc60);
+            acc61 = fma(vec4<f32>(c#.z), d#, acc61);
+            acc70 = fma(vec4<f32>(c#.w), b#, acc70);
+            acc71 = fma(vec4<f32>(c#.w), d#, acc71);
+        // @end
+            workgroupBarrier();
+        }
+    } else {
+        // K not a multiple of 16 (F32/F16 matrices of odd width): guarded loads, zeros past K.
+        for (var s = 0u; s < n_steps; s++) {
+            let kb = s * TK + seg * 8u;
+        var xv = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        var wv = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        if (kb + 8u <= p.k) {
+            if (x_ok) {
+                // @unroll 8 e=#
+                    xv[#] = x[x_base + kb + #];
+                // @end
+            }
+            if (w_ok) {
+                wv = dequant8(w_base, kb);
+            }
+        } else {
+            for (var e = 0u; e < 8u; e++) {
+                if (kb + e < p.k) {
+                    if (x_ok) {
+                        xv[e] = x[x_base + kb + e];
+                    }
+                    if (w_ok) {
+                        wv[e] = dequant(w_base, kb + e);
+                    }
+                }
+            }
+        }
+        // @unroll 8 e=#
+            xs[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = xv[#];
+            ws[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = wv[#];
+        // @end
+            workgroupBarrier();
+        // @unroll 16 kk=#
+            let a# = xs[# * 32u + lid.y];
+            let c# = xs[# * 32u + 16u + lid.y];
+            let b# = ws[# * 32u + lid.x];
+            let d# = ws[# * 32u + 16u + lid.x];
+            acc00 = fma(vec4<f32>(a#.x), b#, acc00);
+            acc01 = fma(vec4<f32>(a#.x), d#, acc01);
+            acc10 = fma(vec4<f32>(a#.y), b#, acc10);
+            acc11 = fma(vec4<f32>(a#.y), d#, acc11);
+            acc20 = fma(vec4<f32>(a#.z), b#, acc20);
+            acc21 = fma(vec4<f32>(a#.z), d#, acc21);
+            acc30 = fma(vec4<f32>(a#.w), b#, acc30);
+            acc31 = fma(vec4<f32>(a#.w), d#, acc31);
+            acc40 = fma(vec4<f32>(c#.x), b#, acc40);
+            acc41 = fma(vec4<f32>(c#.x), d#, acc41);
+            acc50 = fma(vec4<f32>(c#.y), b#, acc50);
+            acc51 = fma(vec4<f32>(c#.y), d#, acc51);
+            acc60 = fma(vec4<f32>(c#.z), b#, acc60);
+            acc61 = fma(vec4<f32>(c#.z), d#, acc61);
+            acc70 = fma(vec4<f32>(c#.w), b#, acc70);
+            acc71 = fma(vec4<f32>(c#.w), d#, acc71);
+        // @end
+            workgroupBarrier();
+        }
+    }
+    store_row(t0 + lid.y * 4u + 0u, r0 + lid.x * 4u, acc00);
+    store_row(t0 + lid.y * 4u + 0u, r0 + 64u + lid.x * 4u, acc01);
+    store_row(t0 + lid.y * 4u + 1u, r0 + lid.x * 4u, acc10);
+    store_row(t0 + lid.y * 4u + 1u, r0 + 64u + lid.x * 4u, acc11);
+    store_row(t0 + lid.y * 4u + 2u, r0 + lid.x * 4u, acc20);
+    store_row(t0 + lid.y * 4u + 2u, r0 + 64u + lid.x * 4u, acc21);
+    store_row(t0 + lid.y * 4u + 3u, r0 + lid.x * 4u, acc30);
+    store_row(t0 + lid.y * 4u + 3u, r0 + 64u + lid.x * 4u, acc31);
+    store_row(t0 + 64u + lid.y * 4u + 0u, r0 + lid.x * 4u, acc40);
+    store_row(t0 + 64u + lid.y * 4u + 0u, r0 + 64u + lid.x * 4u, acc41);
+    store_row(t0 + 64u + lid.y * 4u + 1u, r0 + lid.x * 4u, acc50);
+    store_row(t0 + 64u + lid.y * 4u + 1u, r0 + 64u + lid.x * 4u, acc51);
+    store_row(t0 + 64u + lid.y * 4u + 2u, r0 + lid.x * 4u, acc60);
+    store_row(t0 + 64u + lid.y * 4u + 2u, r0 + 64u + lid.x * 4u, acc61);
+    store_row(t0 + 64u + lid.y * 4u + 3u, r0 + lid.x * 4u, acc70);
+    store_row(t0 + 64u + lid.y * 4u + 3u, r0 + 64u + lid.x * 4u, acc71);
+}
