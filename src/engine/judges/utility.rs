@@ -113,6 +113,9 @@ impl Workspace {
                 }
                 (pairs, UtilityOutput::Tsv, name)
             }
+            ComputeSource::Passages { .. } => {
+                return Err("the Learn page's passages are scored locally, not by a judge".into())
+            }
         };
         let ext = match output {
             UtilityOutput::Tsv => "tsv",
