@@ -84,6 +84,7 @@ fn spec(url: &str, source: ComputeSource, template: UtilityTemplate) -> JudgeSpe
         concurrency: 2,
         max_cost: None,
         max_tokens: None,
+        batch: false,
         inputs: TaskInputs::Utility { source, template },
     }
 }
