@@ -115,9 +115,7 @@ impl JudgeTaskChoice {
             JudgeTaskChoice::Pairwise => "RAGElo pairwise battles → pairwise CSV",
             JudgeTaskChoice::Pointwise => "Pointwise answer grades (0–2) → CSV",
             JudgeTaskChoice::Citations => "Citation support (full/partial/none) → JSONL",
-            JudgeTaskChoice::Utility => {
-                "Utilities p(NO-RESPONSE) (OpenAI-compatible server) → utilities"
-            }
+            JudgeTaskChoice::Utility => "Utilities p(NO-RESPONSE) from a server → utilities",
         }
     }
 

@@ -78,13 +78,9 @@ impl TemplateChoice {
 
     pub fn label(self) -> &'static str {
         match self {
-            TemplateChoice::Gguf => {
-                "The served model's GGUF (exact; only its metadata is read, here)"
-            }
-            TemplateChoice::Text => "A chat template file (Jinja; exact)",
-            TemplateChoice::None => {
-                "None: the chat endpoint's top 20 logprobs (else an upper bound)"
-            }
+            TemplateChoice::Gguf => "The model's GGUF (exact)",
+            TemplateChoice::Text => "A template file (exact)",
+            TemplateChoice::None => "None: top 20 logprobs (or a bound)",
         }
     }
 }

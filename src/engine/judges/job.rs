@@ -274,10 +274,17 @@ pub async fn run(
     } = prepared;
     if let Some(prompt) = probe {
         // The CLI's probe and message (crates/judge): a misaligned server gets no item.
-        if let Err(e) = ragscope_judge::task::utility::probe(&env, &opts, &prompt).await {
+        let probed =
+            ragscope_judge::task::utility::probe_with(&env, &opts, &prompt, &control).await;
+        if let Err(e) = probed {
+            let cancelled = control.state() == ragscope_judge::runner::ControlState::Cancelled;
             send(JudgeResponse::Failed {
                 job: job_id,
-                error: ragscope_judge::task::utility_io::refused(&config.base_url, &e),
+                error: if cancelled {
+                    "cancelled during the alignment probe: nothing was judged".into()
+                } else {
+                    ragscope_judge::task::utility_io::refused(&config.base_url, &e)
+                },
             });
             return;
         }

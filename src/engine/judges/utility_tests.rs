@@ -295,3 +295,41 @@ fn a_gguf_is_read_for_its_template_and_tokenizer_and_gives_exact_single_token_sc
     let e = ws.prepare_judge(&stale, None, true).err().unwrap();
     assert!(e.contains("old.gguf") && e.contains("pick it again"), "{e}");
 }
+
+#[test]
+fn cancel_reaches_the_probe_and_nothing_is_sent_or_called_refused() {
+    let server = FakeServer::start(fake::markers()).unwrap();
+    let ws = run_workspace();
+    let s = spec(
+        &server.url(),
+        ComputeSource::Run { run: 4, k: 2 },
+        text_template(),
+    );
+    let prepared = ws.prepare_judge(&s, None, false).unwrap();
+    let env = Env {
+        provider: prepared.env_provider(),
+        transport: Rc::new(UreqTransport::new()),
+        runtime: Rc::new(ThreadRuntime),
+        cache: Rc::new(MemoryCache::new()),
+    };
+    let control = Control::new();
+    control.cancel();
+    let out = RefCell::new(Vec::new());
+    futures::executor::block_on(job::run(
+        prepared,
+        env,
+        control,
+        9,
+        || 0.0,
+        |r| out.borrow_mut().push(r),
+    ));
+    let out = out.into_inner();
+    let [JudgeResponse::Failed { job: 9, error }] = &out[..] else {
+        panic!("{out:?}")
+    };
+    assert_eq!(
+        error,
+        "cancelled during the alignment probe: nothing was judged"
+    );
+    assert_eq!(server.request_count(), 0);
+}

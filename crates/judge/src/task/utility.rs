@@ -439,7 +439,16 @@ fn probe_reply(rec: Option<&ItemRecord>) -> Result<Reply, String> {
 /// tokens. `prompt` is the probe prompt rendered with the job's chat template (so that the
 /// server sees the same kind of prompt: llama-cpp-python's alignment depends on a leading BOS).
 pub async fn probe(env: &Env, opts: &JudgeOptions, prompt: &str) -> Result<ProbeReport, String> {
-    let control = Control::new();
+    probe_with(env, opts, prompt, &Control::new()).await
+}
+
+/// [`probe`] under a job's `control` (the app's Pause and Cancel reach the probe's requests).
+pub async fn probe_with(
+    env: &Env,
+    opts: &JudgeOptions,
+    prompt: &str,
+    control: &Control,
+) -> Result<ProbeReport, String> {
     let task: Rc<dyn Task> = Rc::new(ProbeStep);
     let step = |call: Call, step: &str| Job {
         task: task.clone(),
@@ -453,7 +462,7 @@ pub async fn probe(env: &Env, opts: &JudgeOptions, prompt: &str) -> Result<Probe
         &step(probe_generate_call(prompt), "generate"),
         env,
         opts,
-        &control,
+        control,
         &mut |_| {},
     )
     .await;
@@ -465,7 +474,7 @@ pub async fn probe(env: &Env, opts: &JudgeOptions, prompt: &str) -> Result<Probe
         &step(echo_call(prompt, &token), "echo"),
         env,
         opts,
-        &control,
+        control,
         &mut |_| {},
     )
     .await;
