@@ -685,6 +685,8 @@ impl Reducible for JudgeState {
                 // The worker forgets the GGUF it read too.
                 s.form.utility.gguf = None;
                 s.form.utility.gguf_reading = None;
+                // The cache that kept their ids is deleted with everything else.
+                s.kept.clear();
             }
             JudgeAction::Worker(response) => s.apply(response),
         }
@@ -1220,6 +1222,9 @@ mod tests {
         assert_eq!(s.kept, kept);
         s = reduce(s, JudgeAction::Worker(JudgeResponse::KeptBatches(vec![])));
         assert!(s.kept.is_empty());
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::KeptBatches(kept)));
+        s = reduce(s, JudgeAction::Forget);
+        assert!(s.kept.is_empty(), "forgotten with the cache");
         s = reduce(s, JudgeAction::SetBatchThreshold(0));
         assert_eq!(s.batch_threshold, 1);
     }

@@ -17,7 +17,7 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { startServer, launch, screenshot, recordCspViolations } from './harness.mjs';
+import { startServer, launch, screenshot, recordCspViolations, artifacts } from './harness.mjs';
 
 const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
 const fixtures = resolve('fixtures/judge-batch');
@@ -139,8 +139,10 @@ test('batch option: offered with its price, one submission, state shown, a reloa
   assert.equal(await page.getAttribute('#judge-job', 'data-phase'), 'batch');
   assert.deepEqual(await seen(), { submissions: 1, polls: 1, results: 0, sync: 0, count: 2 });
   await screenshot(page, 'judge-batch-desktop');
+  await page.locator('#judge-job').screenshot({ path: join(artifacts, 'judge-batch-job-desktop.png') });
   await page.setViewportSize({ width: 390, height: 844 });
   await screenshot(page, 'judge-batch-phone');
+  await page.locator('#judge-job').screenshot({ path: join(artifacts, 'judge-batch-job-phone.png') });
   await page.setViewportSize({ width: 1280, height: 900 });
   assert.deepEqual(errors, []);
   assert.deepEqual(csp, []);
@@ -152,6 +154,7 @@ test('batch option: offered with its price, one submission, state shown, a reloa
   assert.match(await page.textContent('#judge-kept'), /umbrela/);
   await page.setViewportSize({ width: 390, height: 844 });
   await screenshot(page, 'judge-batch-kept-phone');
+  await page.locator('#judge-kept').screenshot({ path: join(artifacts, 'judge-batch-kept-box-phone.png') });
   await page.setViewportSize({ width: 1280, height: 900 });
   // The same job again, batch ticked: resumed and collected, not submitted again.
   await prepare(page);
@@ -172,6 +175,9 @@ test('batch option: offered with its price, one submission, state shown, a reloa
   assert.deepEqual(failed.map((f) => f.docno), ['d4', 'd6']);
   assert.match(failed[1].error, /^batch: /);
   await screenshot(page, 'judge-batch-done-desktop');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.locator('#judge-job').screenshot({ path: join(artifacts, 'judge-batch-done-phone.png') });
+  await page.setViewportSize({ width: 1280, height: 900 });
   // The kept list is gone once collected.
   await page.waitForFunction(() => !document.querySelector('#judge-kept'));
 

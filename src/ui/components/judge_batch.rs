@@ -72,7 +72,11 @@ pub struct StatusProps {
 /// A batch's state in words.
 fn state_words(state: &str, imported: bool) -> String {
     if imported {
-        return format!("ended ({state})");
+        // Anthropic says `ended`; OpenAI `completed`, `expired`...; Gemini `BATCH_STATE_...`.
+        return match state {
+            "ended" => "ended".into(),
+            s => format!("ended ({})", s.replace('_', " ").to_lowercase()),
+        };
     }
     match state {
         "submitted" => "submitted, not polled yet".into(),
@@ -104,7 +108,7 @@ pub fn batch_status(p: &StatusProps) -> Html {
                 <table class="judge-batch-table">
                     <thead><tr>
                         <th scope="col">{ "Batch id" }</th><th scope="col">{ "State" }</th>
-                        <th scope="col">{ "Requests" }</th><th scope="col">{ "Replies" }</th>
+                        <th scope="col" class="num">{ "Requests" }</th><th scope="col">{ "Replies" }</th>
                     </tr></thead>
                     <tbody>
                         { for u.rows.iter().map(|r| html! {

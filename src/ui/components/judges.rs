@@ -414,12 +414,15 @@ fn job_view(
         <section class="judge-job" id="judge-job" aria-live="polite" aria-label="Judge job"
             data-phase={status.to_lowercase()} data-done={p.done.to_string()} data-total={p.total.to_string()}
             data-cached={p.cached.to_string()} data-failed={p.failed.to_string()}>
-            <div class="progress-row" id="judge-progress">
-                <span class="progress-name">{ status }</span>
-                <progress max={p.total.max(1).to_string()} value={p.done.to_string()}
-                    aria-label="Items judged"></progress>
-                <span class="progress-text" id="judge-progress-text">{ text }</span>
-            </div>
+            // While the batch runs nothing is judged yet: its table below says where it stands.
+            if !batch_waiting {
+                <div class="progress-row" id="judge-progress">
+                    <span class="progress-name">{ status }</span>
+                    <progress max={p.total.max(1).to_string()} value={p.done.to_string()}
+                        aria-label="Items judged"></progress>
+                    <span class="progress-text" id="judge-progress-text">{ text }</span>
+                </div>
+            }
             <div class="judge-actions">
                 if job.phase == JobPhase::Running && !batch_waiting {
                     <button id="judge-pause" type="button" onclick={on_pause}>{ "Pause" }</button>
