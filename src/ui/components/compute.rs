@@ -68,7 +68,7 @@ fn gpu_view(g: Option<&GpuInfo>) -> Html {
             </span>
         },
         Some(g) => {
-            html! { <span>{ format!("WebGPU unavailable: {} — utilities are computed on the CPU in the worker.", g.reason) }</span> }
+            html! { <span>{ format!("WebGPU unavailable: {} — utilities and answers are computed on the CPU in the worker.", g.reason) }</span> }
         }
     };
     html! {
