@@ -553,4 +553,85 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn a_udcg_json_is_answered_one_context_per_example() {
+        let raw = read("../shared/data/udcg/dataset_with_scores.json");
+        let mut ws = Workspace::default();
+        model(&mut ws);
+        let start = |id| {
+            crate::protocol::Request::Compute(crate::protocol::compute::ComputeRequest::Answer(
+                AnswerStart {
+                    source: AnswerSource::Udcg(id),
+                    result: 9,
+                    backend: Default::default(),
+                    erag: false,
+                    max_new_tokens: 2,
+                },
+            ))
+        };
+        // The anchor's file has no gold answers: named, nothing answered.
+        load(&mut ws, 0, "dataset_with_scores.json", raw.clone());
+        let out = ws.handle(start(0));
+        assert!(
+            matches!(&out[..], [Response::Compute(ComputeEvent::Answers(AnswerEvent::Failed(e)))]
+                if e == "dataset_with_scores.json: example 0: missing \"answers\" (a list of gold answer strings)"),
+            "{out:?}"
+        );
+        let mut data: Value = serde_json::from_slice(&raw).unwrap();
+        for ex in data.as_array_mut().unwrap() {
+            ex["answers"] = serde_json::json!(["Paris"]);
+        }
+        let r = load(
+            &mut ws,
+            1,
+            "with-answers.json",
+            data.to_string().into_bytes(),
+        );
+        assert!(
+            matches!(
+                r,
+                Response::Loaded {
+                    kind: FileKind::UdcgJson,
+                    ..
+                }
+            ),
+            "{r:?}"
+        );
+        let out = ws.handle(start(1));
+        let Some(Response::Compute(ComputeEvent::Answers(AnswerEvent::Done(done)))) =
+            out.iter().find(|r| {
+                matches!(
+                    r,
+                    Response::Compute(ComputeEvent::Answers(AnswerEvent::Done(_)))
+                )
+            })
+        else {
+            panic!("no Done in {out:?}");
+        };
+        let examples = data.as_array().unwrap();
+        assert_eq!(done.progress.total, examples.len());
+        let lines: Vec<Value> = done
+            .jsonl
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), examples.len());
+        for (l, ex) in lines.iter().zip(examples) {
+            assert_eq!(l["qid"], ex["example_id"]);
+            let ids: Vec<&Value> = ex["passages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| &p["doc_id"])
+                .collect();
+            let ctx: Vec<&Value> = l["contexts"][0]["passages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .collect();
+            assert_eq!(ctx, ids);
+            assert!(l["contexts"][0]["outcome"].is_string());
+        }
+    }
 }

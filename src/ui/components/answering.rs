@@ -152,10 +152,10 @@ pub fn answer_panel(props: &Props) -> Html {
         html! {
             <div class="compute-progress" id="answer-progress" data-done={p.done.to_string()} data-total={p.total.to_string()}>
                 <progress max={p.total.max(1).to_string()} value={p.done.to_string()} />
-                <span>{ format!("{} / {} prompts ({} / {} questions) · {:.1} generated tokens/s · ETA {}{} · ",
-                    p.done, p.total, p.questions_done, p.questions, p.tokens_per_s(), eta,
-                    if p.paused { " · paused" } else { "" }) }</span>
+                <span>{ format!("{} / {} prompts ({} / {} questions) · {:.1} generated tokens/s · ETA {} · ",
+                    p.done, p.total, p.questions_done, p.questions, p.tokens_per_s(), eta) }</span>
                 { outcomes_line(&p) }
+                if p.paused { <span>{ " · paused " }</span> }
                 if p.paused {
                     <button id="answer-resume" onclick={send(ComputeRequest::Resume)}>{ "Resume" }</button>
                 } else {

@@ -68,7 +68,7 @@ fn gpu_view(g: Option<&GpuInfo>) -> Html {
             </span>
         },
         Some(g) => {
-            html! { <span>{ format!("WebGPU unavailable: {} — utilities are computed on the CPU in the worker.", g.reason) }</span> }
+            html! { <span>{ format!("WebGPU unavailable: {} — utilities and answers are computed on the CPU in the worker.", g.reason) }</span> }
         }
     };
     html! {
@@ -224,7 +224,8 @@ pub fn compute_panel(props: &Props) -> Html {
         let on_request = props.on_request.clone();
         Callback::from(move |_: MouseEvent| on_request.emit(r.clone()))
     };
-    let can_start = s.model.is_some() && source.is_some() && s.running.is_none();
+    let can_start =
+        s.model.is_some() && source.is_some() && s.running.is_none() && s.answers.running.is_none();
 
     let progress = s.running.map(|p| {
         let eta = p.eta_seconds().map(clock).unwrap_or_else(|| "—".into());
