@@ -93,10 +93,11 @@ test('trec_eval test files loaded through the app match trec_eval 10.0, privatel
 
 test('the bundled RAG demo is preloaded with UDCG; trec_eval\'s test files are one click away; every view renders', async () => {
   const { page, errors, requests } = await openApp('');
-  // The default demo: the NQ subset as qrels + run + SmolLM2 utilities, UDCG@5 beside nDCG@5.
+  // The default demo: the NQ subset as qrels + run + SmolLM2 utilities, UDCG@5 beside nDCG@5,
+  // and SmolLM2's outcomes of its contexts (the correlation view: demo.test.mjs).
   await page.waitForSelector('#results tbody tr[data-run="litm-order.run"] td[data-measure="UDCG@5"]', { timeout: 60_000 });
   assert.deepEqual((await page.$$eval('.file', (li) => li.map((l) => `${l.dataset.file}:${l.dataset.kind}`))).sort(),
-    ['litm-order.run:run', 'qrels.txt:qrels', 'utilities.smollm2.tsv:utilities']);
+    ['contexts.smollm2.jsonl:contexts', 'litm-order.run:run', 'qrels.txt:qrels', 'utilities.smollm2.tsv:utilities']);
   assert.ok(await page.$('#results td[data-measure="nDCG@5"]'));
   await page.click('#tab-rag');
   await page.waitForSelector('#chart-udcg-0 circle');

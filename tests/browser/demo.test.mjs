@@ -6,7 +6,7 @@
 // - on #/learn/udcg-vs-ndcg, a real question's passages rescored with a GGUF picked in the page
 //   (the tiny llama.cpp oracle model crates/infer/tests/fixtures/llama-f32.gguf) equal
 //   `ragscope utility --backend cpu` on the same question and passage texts (1e-5 relative), the
-//   cards are labelled with the model's name and the metrics still equal `ragscope eval`'s;
+//   cards are labelled with the model's name; a cancelled run changes nothing;
 // - no request leaves the app's origin, no console error, axe-core finds no serious violation on
 //   either changed page; screenshots for a person to look at.
 import { test, before, after } from 'node:test';
@@ -160,6 +160,14 @@ test('recompute with your model: the page\'s utilities equal ragscope utility on
   await page.waitForFunction(() => /Model: /.test(document.querySelector('#recompute-status')?.textContent ?? ''), null, { timeout: 60_000 });
   assert.match(await page.textContent('#recompute-status'), /llama-f32/);
   await page.selectOption('#recompute-backend', 'cpu');
+  // Cancel: the progress goes, the cards keep their utilities (a result that arrives after the
+  // click is not applied either).
+  await page.click('#recompute-start');
+  await page.click('#recompute-cancel');
+  await page.waitForFunction(() => !document.querySelector('#recompute-start').disabled && !document.querySelector('#recompute-progress'));
+  assert.equal(await page.$('#recompute-done'), null);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.deepEqual(await cards(page), before);
   await page.click('#recompute-start');
   await page.waitForSelector('#recompute-done', { timeout: 120_000 });
   assert.match(await page.textContent('#recompute-done'), /5 passages scored by llama-f32/);
