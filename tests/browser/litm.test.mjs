@@ -236,6 +236,19 @@ test('a small run on the CPU equals the CLI, survives a reload, and is accessibl
   const again = parseCsv(await download(page, '#litm-export-items'));
   assert.deepEqual(again.map((i) => i.answer), got.items.map((i) => i.answer));
 
+  // Progress with an ETA, and cancel: a longer run on key–value records (10 questions, k = 10).
+  await page.click('#litm-kv');
+  await page.waitForFunction(() => /key–value records/.test(document.querySelector('#litm-data-note')?.textContent ?? ''));
+  await page.fill('#litm-k', '10');
+  await page.dispatchEvent('#litm-k', 'change');
+  await page.click('#litm-run');
+  await page.waitForFunction(() => /^ *[1-9]\d* of \d+ steps, [\d.]+ s, about \d+ (s|min) left/.test(
+    document.querySelector('#litm-progress span')?.textContent ?? ''), null, { timeout: 120_000 });
+  await page.click('#litm-cancel');
+  await page.waitForFunction(() => /Cancelled after \d+ steps/.test(document.querySelector('#litm-message')?.textContent ?? ''),
+    null, { timeout: 60_000 });
+  assert.equal(await page.$eval('#litm-run', (b) => b.disabled), false, 'the rest can be run later');
+
   assert.deepEqual(errors, []);
   assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')), []);
   await context.close();

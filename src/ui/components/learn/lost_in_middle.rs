@@ -457,7 +457,8 @@ fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
         }
     };
     html! {
-        <div class="table-wrap">
+        // Focusable: it scrolls sideways on narrow screens (keyboard users scroll it too).
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Results by position (scrolls sideways)">
             <table id="litm-table" class="litm-table">
                 <caption class="visually-hidden">{ "Results by position of the relevant passage" }</caption>
                 <thead><tr>
