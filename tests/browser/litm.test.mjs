@@ -91,7 +91,7 @@ async function download(page, button) {
 /** Sets up the small run and runs it on `backend`; the page's exports. */
 async function run(page, backend) {
   await page.setInputFiles('#litm-data-file', await smallQuestions());
-  await page.waitForFunction(() => /Your file litm-small\.json: 3 questions/.test(
+  await page.waitForFunction(() => /Your data — litm-small\.json: 3 questions/.test(
     document.querySelector('#litm-data-note')?.textContent ?? ''));
   await page.fill('#litm-k', String(K));
   await page.dispatchEvent('#litm-k', 'change');
@@ -186,6 +186,14 @@ test('the bundled subset loads, and says how few questions keep the paper\'s dis
   assert.match(note, /not a replication/);
   assert.match(await page.$eval('#litm-not-yet', (e) => e.textContent), /Not yet/);
   assert.equal(await page.$$eval('#chart-litm-published polyline', (p) => p.length), 12, '4 models × (curve, closed-book, oracle)');
+  // Key–value records generated in the page: 20 pairs, so k can reach 20.
+  await page.click('#litm-kv');
+  await page.waitForFunction(() => /key–value records \(20 pairs, seed 1\): 10 questions/.test(
+    document.querySelector('#litm-data-note')?.textContent ?? ''));
+  await page.fill('#litm-k', '20');
+  await page.dispatchEvent('#litm-k', 'change');
+  assert.deepEqual(await page.$$eval('.litm-positions input:checked', (els) => els.map((e) => e.id)),
+    ['litm-pos-1', 'litm-pos-5', 'litm-pos-10', 'litm-pos-15', 'litm-pos-20']);
   assert.deepEqual(errors, []);
   assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')), []);
   await context.close();
@@ -218,7 +226,7 @@ test('a small run on the CPU equals the CLI, survives a reload, and is accessibl
   await page.reload();
   await page.waitForSelector('#litm-data-note');
   await page.setInputFiles('#litm-data-file', join(artifacts, 'litm-small.json'));
-  await page.waitForFunction(() => /Your file litm-small\.json/.test(document.querySelector('#litm-data-note')?.textContent ?? ''));
+  await page.waitForFunction(() => /Your data — litm-small\.json/.test(document.querySelector('#litm-data-note')?.textContent ?? ''));
   await page.fill('#litm-k', String(K));
   await page.dispatchEvent('#litm-k', 'change');
   await page.setInputFiles('#litm-model', MODEL);
@@ -227,6 +235,19 @@ test('a small run on the CPU equals the CLI, survives a reload, and is accessibl
   assert.equal(await page.$eval('#litm-run', (b) => b.disabled), true, 'nothing left to compute');
   const again = parseCsv(await download(page, '#litm-export-items'));
   assert.deepEqual(again.map((i) => i.answer), got.items.map((i) => i.answer));
+
+  // Progress with an ETA, and cancel: a longer run on key–value records (10 questions, k = 10).
+  await page.click('#litm-kv');
+  await page.waitForFunction(() => /key–value records/.test(document.querySelector('#litm-data-note')?.textContent ?? ''));
+  await page.fill('#litm-k', '10');
+  await page.dispatchEvent('#litm-k', 'change');
+  await page.click('#litm-run');
+  await page.waitForFunction(() => /^ *[1-9]\d* of \d+ steps, [\d.]+ s, about \d+ (s|min) left/.test(
+    document.querySelector('#litm-progress span')?.textContent ?? ''), null, { timeout: 120_000 });
+  await page.click('#litm-cancel');
+  await page.waitForFunction(() => /Cancelled after \d+ steps/.test(document.querySelector('#litm-message')?.textContent ?? ''),
+    null, { timeout: 60_000 });
+  assert.equal(await page.$eval('#litm-run', (b) => b.disabled), false, 'the rest can be run later');
 
   assert.deepEqual(errors, []);
   assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')), []);

@@ -439,6 +439,8 @@ fn main_view() -> Html {
             spawn_local(async {
                 let _ = crate::ui::judge_keys::forget().await;
                 let _ = crate::ui::judge_keys::forget_cache().await;
+                // The lost-in-the-middle page's saved results too.
+                let _ = crate::ui::components::learn::litm_cache::forget().await;
             });
             dispatch.dispatch(Action::Clear);
         })

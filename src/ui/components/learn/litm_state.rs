@@ -33,6 +33,60 @@ fn bundled_key() -> String {
     DATA_KEY.to_string()
 }
 
+/// A UUID-shaped random string (8-4-4-4-12 hex digits), as the paper's key–value records.
+fn uuid(rng: &mut ragscope_eval::stats::rng::SeededRng) -> String {
+    let hex: String = (0..32)
+        .map(|_| char::from_digit(rng.below(16) as u32, 16).unwrap_or('0'))
+        .collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+/// Synthetic key–value retrieval (Liu et al. 2024, §3): per question, `pairs` random UUID keys
+/// and values; one key is asked for. Each pair is one passage (`"key": "value"`), the asked pair
+/// the relevant one, so the same machinery moves it through the context. The answer is correct
+/// when it contains the value (the paper's `value.lower() in answer.lower()`; the normalised
+/// substring match used here also deletes the hyphens on both sides). Seeded: the same seed,
+/// pairs and questions give the same records.
+pub fn key_value(pairs: usize, questions: usize, seed: u64) -> LitmData {
+    let mut rng = ragscope_eval::stats::rng::SeededRng::new(seed);
+    let pairs = pairs.max(2);
+    let questions = (0..questions.max(1))
+        .map(|i| {
+            let records: Vec<(String, String)> =
+                (0..pairs).map(|_| (uuid(&mut rng), uuid(&mut rng))).collect();
+            let gold = rng.below(pairs as u64) as usize;
+            DataQuestion {
+                qid: format!("kv{i}"),
+                source_qid: String::new(),
+                question: format!(
+                    "Extract the value corresponding to the specified key in the JSON object above. Key: \"{}\"",
+                    records[gold].0
+                ),
+                answers: vec![records[gold].1.clone()],
+                gold_index: gold,
+                original_distractors: false,
+                passages: records
+                    .iter()
+                    .map(|(k, v)| format!("\"{k}\": \"{v}\""))
+                    .collect(),
+            }
+        })
+        .collect();
+    LitmData {
+        source: format!("key–value retrieval generated in the page: {pairs} pairs, seed {seed}"),
+        questions,
+        key: format!("kv:{pairs}:{seed}"),
+        own: Some(format!("key–value records ({pairs} pairs, seed {seed})")),
+    }
+}
+
 /// Checks one question: passages present, the gold inside them, at least one answer.
 fn check_question(q: &DataQuestion, at: &str) -> Result<(), String> {
     if q.passages.len() < 2 {
@@ -557,6 +611,26 @@ mod tests {
             3
         );
         assert_eq!(own.key, format!("own:nq20_subset.jsonl:{}", jsonl.len()));
+    }
+
+    #[test]
+    fn key_value_records_are_seeded_and_hold_the_asked_pair() {
+        let a = key_value(5, 3, 7);
+        assert_eq!(a, key_value(5, 3, 7));
+        assert_ne!(a.questions, key_value(5, 3, 8).questions);
+        for q in &a.questions {
+            assert_eq!(q.passages.len(), 5);
+            let gold = &q.passages[q.gold_index];
+            assert!(gold.contains(&q.answers[0]));
+            let key = gold.split('"').nth(1).unwrap();
+            assert_eq!(key.len(), 36);
+            assert!(q.question.contains(key));
+            // The value is found by the lost-in-the-middle scorer in an answer that states it.
+            let answer = format!("The value is {}.", q.answers[0]);
+            assert!(ragscope_eval::rag::answer_match::substring_match(
+                &answer, &q.answers
+            ));
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use super::litm_cache;
 use super::litm_chart::{MeasuredChart, PublishedChart};
 use super::litm_export;
-use super::litm_state::{parse_own, LitmAction, LitmData, LitmState, Saved, DATA_URL};
+use super::litm_state::{key_value, parse_own, LitmAction, LitmData, LitmState, Saved, DATA_URL};
 use crate::agent::EvalReactor;
 use crate::protocol::compute::{BackendChoice, ComputeRequest};
 use crate::protocol::litm::LitmRequest;
@@ -62,6 +62,30 @@ pub fn lost_in_the_middle() -> Html {
         Callback::from(move |_: MouseEvent| fetch_bundled(d.clone()))
     };
     let own_error = use_state(|| None::<String>);
+    let kv = use_state(|| (20usize, 10usize, 1u64));
+    let kv_number = |i: usize| {
+        let kv = kv.clone();
+        Callback::from(move |e: Event| {
+            if let Some(v) = input_of(&e).and_then(|x| x.value().trim().parse::<u64>().ok()) {
+                let mut t = *kv;
+                match i {
+                    0 => t.0 = (v as usize).clamp(2, 200),
+                    1 => t.1 = (v as usize).clamp(1, 100),
+                    _ => t.2 = v,
+                }
+                kv.set(t);
+            }
+        })
+    };
+    let on_kv = {
+        let (d, kv) = (state.dispatcher(), kv.clone());
+        Callback::from(move |_: MouseEvent| {
+            let (pairs, questions, seed) = *kv;
+            d.dispatch(LitmAction::Data(Ok(Rc::new(key_value(
+                pairs, questions, seed,
+            )))));
+        })
+    };
     let on_own = {
         let (d, own_error) = (state.dispatcher(), own_error.clone());
         Callback::from(move |e: Event| {
@@ -244,7 +268,7 @@ pub fn lost_in_the_middle() -> Html {
         }
         Some(Ok(d)) if d.own.is_some() => html! {
             <p class="hint" id="litm-data-note">{ format!(
-                "Your file {}: {} questions; this run uses the first {}. Distractors are whatever the file holds.",
+                "Your data — {}: {} questions; this run uses the first {}. Distractors are whatever the data holds; with key–value records each pair is one passage, the asked pair the relevant one (the answer prompt is still the UDCG paper's, not the paper's key–value prompt).",
                 d.own.clone().unwrap_or_default(), d.questions.len(), chosen.len()
             ) }</p>
         },
@@ -300,6 +324,13 @@ pub fn lost_in_the_middle() -> Html {
                             <button id="litm-bundled" disabled={state.running} onclick={on_bundled}>{ "Back to the bundled questions" }</button>
                         }
                     </div>
+                    <fieldset class="litm-kv" disabled={state.running}>
+                        <legend>{ "Or key–value retrieval, generated here (the paper's synthetic task)" }</legend>
+                        <label class="litm-field">{ "pairs: " }<input type="number" id="litm-kv-pairs" min="2" max="200" value={kv.0.to_string()} onchange={kv_number(0)} /></label>
+                        <label class="litm-field">{ "questions: " }<input type="number" id="litm-kv-questions" min="1" max="100" value={kv.1.to_string()} onchange={kv_number(1)} /></label>
+                        <label class="litm-field">{ "seed: " }<input type="number" id="litm-kv-seed" min="0" value={kv.2.to_string()} onchange={kv_number(2)} /></label>
+                        <button id="litm-kv" onclick={on_kv}>{ "Generate" }</button>
+                    </fieldset>
                     if let Some(e) = &*own_error { <p class="error" id="litm-data-error" role="alert">{ e }</p> }
                     <label class="litm-field">{ "Model (GGUF, read from disk by this page's worker, never uploaded): " }
                         <input type="file" id="litm-model" accept=".gguf" onchange={on_model} disabled={state.running} />
@@ -342,7 +373,13 @@ pub fn lost_in_the_middle() -> Html {
                     </label>
                     <div class="litm-buttons">
                         <button id="litm-run" disabled={!can_run} onclick={on_run}>
-                            { if state.items.is_empty() { "Run".to_string() } else { format!("Run the {} contexts left", tasks.len()) } }
+                            { if state.items.is_empty() {
+                                "Run".to_string()
+                            } else if tasks.is_empty() {
+                                "Nothing left to run".to_string()
+                            } else {
+                                format!("Run the {} contexts left", tasks.len())
+                            } }
                         </button>
                         <button id="litm-cancel" disabled={!state.running} onclick={on_cancel}>{ "Cancel" }</button>
                         <button id="litm-forget" disabled={state.running} onclick={on_forget}>{ "Forget saved results" }</button>
@@ -374,7 +411,7 @@ pub fn lost_in_the_middle() -> Html {
             <div class="steps">
                 <h3>{ "3. What the paper measured" }</h3>
                 <PublishedChart />
-                <p class="hint">{ "Accuracy (%) with the gold document at position 1, 5, 10, 15 or 20 of 20, multi-document QA on NQ-open, with closed-book (no documents) and oracle (the gold document alone) lines: Liu et al., “Lost in the Middle: How Language Models Use Long Contexts”, TACL 2024, Table/Figure 5 data (nelson-liu/lost-in-the-middle). Those are 7B–175B models over 2,655 questions with the paper's retrieved distractors and its own prompt." }</p>
+                <p class="hint">{ "Accuracy (%) with the gold document at position 1, 5, 10, 15 or 20 of 20, multi-document QA on NQ-open, with closed-book (no documents) and oracle (the gold document alone) lines: Liu et al., “Lost in the Middle: How Language Models Use Long Contexts”, TACL 2024 (the paper's tables of the 20-document setting; code and data: nelson-liu/lost-in-the-middle). Those are 7B–175B models over 2,655 questions with the paper's retrieved distractors and its own prompt." }</p>
             </div>
 
             <div class="steps">
@@ -385,7 +422,7 @@ pub fn lost_in_the_middle() -> Html {
                     <li>{ "Small models read long inputs differently: past about half their context window, recency tends to dominate (Veseli et al., COLM 2025), so a rising curve toward the end is not the paper's U." }</li>
                     <li>{ "The retrieval metrics do not need a model: nDCG, MAP and MRR fall with the position by definition, P is flat, and UDCG has no position discount, so it is flat too — the UDCG paper's point is that position matters little to accuracy in realistic settings (its §7), while distracting passages matter a lot." }</li>
                 </ul>
-                <p class="hint" id="litm-not-yet">{ "Not yet on this page: key–value retrieval generated in the page; a UDCG reference JSON as the data (it has no gold answers to score); a remote LLM through the Judges layer (the CLI has it: `ragscope answer --judge`)." }</p>
+                <p class="hint" id="litm-not-yet">{ "Not yet on this page: the paper's own key–value prompt (the records above use the UDCG answer prompt); a UDCG reference JSON as the data (it has no gold answers to score); a remote LLM through the Judges layer (the CLI has it: `ragscope answer --judge`)." }</p>
             </div>
             <p class="hint refs">{ "Data: NQ-open (Kwiatkowski et al. 2019) and Wikipedia (CC BY-SA 3.0) via nelson-liu/lost-in-the-middle (MIT); see SOURCE.txt of the bundled subset. " }
                 <a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>{ " builds single contexts by hand." }</p>
@@ -420,7 +457,8 @@ fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
         }
     };
     html! {
-        <div class="table-wrap">
+        // Focusable: it scrolls sideways on narrow screens (keyboard users scroll it too).
+        <div class="table-wrap" tabindex="0" role="region" aria-label="Results by position (scrolls sideways)">
             <table id="litm-table" class="litm-table">
                 <caption class="visually-hidden">{ "Results by position of the relevant passage" }</caption>
                 <thead><tr>
