@@ -83,89 +83,29 @@ pub(crate) fn is_space(b: u8) -> bool {
 
 /// Whitespace-separated fields with their 0-based byte offsets, at most `N` of them; the
 /// returned count keeps counting past `N` so callers can report how many there were.
-///
-/// Scans 64 bytes at a time: a bitmap of the whitespace bytes (exact, from 8-byte words, see
-/// [`space_bits`]) gives every field start and end with a few bit operations, instead of a
-/// compare and branch per byte (the byte loop was ~40% of the run parser's own time).
 #[inline]
 pub(crate) fn split_fields<const N: usize>(line: &[u8]) -> ([(usize, &[u8]); N], usize) {
     let mut out: [(usize, &[u8]); N] = [(0, &[]); N];
     let mut count = 0;
-    // Bit i of a block: byte i is not whitespace. `prev` is that bit for the byte before the block.
-    let mut prev = false;
-    let mut start = 0;
-    let mut block_at = 0;
-    while block_at < line.len() {
-        let block = &line[block_at..line.len().min(block_at + 64)];
-        let n = block.len();
-        let mut text = !space_bits(block);
-        if n < 64 {
-            text &= (1u64 << n) - 1;
+    let mut i = 0;
+    let n = line.len();
+    while i < n {
+        while i < n && is_space(line[i]) {
+            i += 1;
         }
-        let before = (text << 1) | u64::from(prev);
-        let mut starts = text & !before;
-        // An end is the first whitespace byte after text.
-        let mut ends = !text & before;
-        if n < 64 {
-            ends &= (1u64 << n) - 1;
+        if i >= n {
+            break;
         }
-        while starts | ends != 0 {
-            let s = if starts != 0 {
-                starts.trailing_zeros()
-            } else {
-                64
-            };
-            let e = if ends != 0 { ends.trailing_zeros() } else { 64 };
-            if e < s {
-                // a field that began earlier ends here
-                if count < N {
-                    out[count] = (start, &line[start..block_at + e as usize]);
-                }
-                count += 1;
-                ends &= ends - 1;
-            } else {
-                start = block_at + s as usize;
-                starts &= starts - 1;
-            }
+        let start = i;
+        while i < n && !is_space(line[i]) {
+            i += 1;
         }
-        prev = n == 64 && text >> 63 == 1;
-        block_at += n;
-    }
-    // a field running to the end of the line (the last block had text in its last byte)
-    let last_is_text = line.last().is_some_and(|&b| !is_space(b));
-    if last_is_text {
         if count < N {
-            out[count] = (start, &line[start..]);
+            out[count] = (start, &line[start..i]);
         }
         count += 1;
     }
     (out, count)
-}
-
-/// Bit i set ⇔ `block[i]` is C whitespace (`' '` or `'\t'..='\r'`), for up to 64 bytes.
-/// Each 8-byte word is classified with carry-free byte arithmetic on its low 7 bits (bytes
-/// with the high bit set are never whitespace), then its 8 flag bits gathered by one multiply.
-#[inline]
-fn space_bits(block: &[u8]) -> u64 {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // x + (0x80 - k) sets a byte's high bit iff x >= k (x <= 0x7f, so no carry between bytes).
-    const fn at_least(k: u8) -> u64 {
-        (0x80 - k as u64) * 0x0101_0101_0101_0101
-    }
-    let mut bits = 0u64;
-    for (i, chunk) in block.chunks(8).enumerate() {
-        let mut word = [0xffu8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        let x = w & LOW7;
-        let ge = |k: u8| x.wrapping_add(at_least(k)) & HIGH;
-        let space = ((ge(0x09) & !ge(0x0e)) | (ge(0x20) & !ge(0x21))) & !(w & HIGH);
-        // the high bit of byte j moves to bit 56 + j; the top byte is the 8 flags
-        let flags = ((space >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56;
-        bits |= flags << (8 * i);
-    }
-    bits
 }
 
 /// True for blank lines and `#` comments (first non-blank byte is `#`).
@@ -288,88 +228,6 @@ pub fn quote_bytes_max(bytes: &[u8], max_chars: usize) -> String {
         }
     }
     out
-}
-
-#[cfg(test)]
-mod split_tests {
-    use super::{is_space, split_fields};
-    use proptest::prelude::*;
-
-    /// The byte-at-a-time splitter the bitmap version replaced.
-    fn reference<const N: usize>(line: &[u8]) -> (Vec<(usize, Vec<u8>)>, usize) {
-        let mut out = Vec::new();
-        let mut count = 0;
-        let (mut i, n) = (0, line.len());
-        while i < n {
-            while i < n && is_space(line[i]) {
-                i += 1;
-            }
-            if i >= n {
-                break;
-            }
-            let start = i;
-            while i < n && !is_space(line[i]) {
-                i += 1;
-            }
-            if count < N {
-                out.push((start, line[start..i].to_vec()));
-            }
-            count += 1;
-        }
-        (out, count)
-    }
-
-    fn check<const N: usize>(line: &[u8]) -> Result<(), TestCaseError> {
-        let (fields, count) = split_fields::<N>(line);
-        let got: Vec<(usize, Vec<u8>)> = fields[..count.min(N)]
-            .iter()
-            .map(|(at, f)| (*at, f.to_vec()))
-            .collect();
-        prop_assert_eq!((got, count), reference::<N>(line), "{:?}", line);
-        Ok(())
-    }
-
-    #[test]
-    fn examples() {
-        for line in [
-            &b""[..],
-            b" ",
-            b"q1 Q0 d1 1 2.5 tag",
-            b"  q1\tQ0  d1 1 2.5 tag  ",
-            b"\x0bq\x0c\r\x01\x1f\xff\x80 \xa0x",
-            &[b'a'; 64][..],
-            &[b' '; 64][..],
-            &[b'a'; 65][..],
-        ] {
-            check::<6>(line).unwrap();
-            check::<2>(line).unwrap();
-        }
-        let mut long = vec![b'x'; 63];
-        long.push(b' ');
-        long.extend([b'y'; 64]);
-        long.push(b'\t');
-        check::<6>(&long).unwrap();
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(1_000))]
-        /// Identical to the byte loop on any bytes: every whitespace and control byte, high
-        /// bytes, and fields crossing 64-byte blocks.
-        #[test]
-        fn equals_the_byte_loop(
-            line in prop::collection::vec(
-                prop_oneof![
-                    4 => prop::sample::select(vec![b' ', b'\t', b'\r', 0x0b, 0x0c, b'\n']),
-                    1 => prop::sample::select(vec![0u8, 0x08, 0x0e, 0x1f, 0x21, 0x7f, 0x80, 0x89, 0xa0, 0xff]),
-                    8 => b'a'..=b'z',
-                ],
-                0..150,
-            )
-        ) {
-            check::<6>(&line)?;
-            check::<4>(&line)?;
-        }
-    }
 }
 
 #[cfg(test)]
