@@ -4,7 +4,7 @@ Generates a 1,000-query x 1,000-doc run with graded qrels (deterministic, ~38 MB
 nDCG@10, MAP, MRR, P@10 and R@100 including parsing, each tool in its own process (so peak RSS
 is the tool's own), and prints medians and ratios. Run by xtask in a venv it creates.
 """
-import argparse, json, os, random, statistics, subprocess, sys, time
+import argparse, json, os, random, resource, statistics, subprocess, sys, time
 
 MEASURES_TREC = ["-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", "P.10", "-m", "recall.100"]
 
@@ -71,38 +71,53 @@ def sizes(a):
         for cmd in tools.values():
             timed(cmd)
         walls = {n: [] for n in tools}
+        cpus = {n: [] for n in tools}
         for _ in range(repeat):
             for n, cmd in tools.items():
                 walls[n].append(timed(cmd)[0])
+                cpus[n].append(CPU[-1])
         rss = {n: peak_rss(cmd) for n, cmd in tools.items()}
         med = {n: statistics.median(w) for n, w in walls.items()}
-        rows.append((queries, size, lines, med, rss))
-        print(f"{queries:>6} queries, {size / 1e6:7.1f} MB: " + ", ".join(
-            f"{n} {med[n]:.3f} s ({med[n] / lines * 1e9:.0f} ns/line, {rss[n] / size:.2f}x file)" for n in tools),
-            flush=True)
+        cpu = {n: statistics.median(c) for n, c in cpus.items()}
+        rows.append((queries, size, lines, med, rss, cpu))
+        print(f"{queries:>6} queries, {size / 1e6:7.1f} MB, load {os.getloadavg()[0]:.1f}: " + ", ".join(
+            f"{n} {med[n]:.3f} s wall, {cpu[n]:.3f} s CPU ({cpu[n] / lines * 1e9:.0f} CPU ns/line, {rss[n] / size:.2f}x file)"
+            for n in tools), flush=True)
     ref = next((r for r in rows if r[0] == 1000), rows[0])
     names = list(rows[0][3])
     print(f"\n{'queries':>7} {'run MB':>8} " + " ".join(
-        f"{n + ' s':>14} {'ns/line':>8} {'vs 1000q':>8} {'RSS MB':>8} {'RSS/file':>8}" for n in names))
-    for queries, size, lines, med, rss in rows:
+        f"{n + ' wall s':>18} {'CPU s':>7} {'CPU ns/line':>11} {'vs 1000q':>8} {'RSS MB':>8} {'RSS/file':>8}" for n in names))
+    for queries, size, lines, med, rss, cpu in rows:
         cells = []
         for n in names:
-            per = med[n] / lines
-            ref_per = ref[3][n] / ref[2]
-            cells.append(f"{med[n]:14.3f} {per * 1e9:8.0f} {per / ref_per:8.2f} {rss[n] / 1e6:8.1f} {rss[n] / size:8.2f}")
+            per = cpu[n] / lines
+            ref_per = ref[5][n] / ref[2]
+            cells.append(f"{med[n]:18.3f} {cpu[n]:7.3f} {per * 1e9:11.0f} {per / ref_per:8.2f} {rss[n] / 1e6:8.1f} {rss[n] / size:8.2f}")
         print(f"{queries:>7} {size / 1e6:8.1f} " + " ".join(cells))
     if "pytrec_eval" in names:
-        print("\nvs pytrec_eval: " + "; ".join(
-            f"{q} queries: trec-eval {m['pytrec_eval'] / m['trec-eval']:.1f}x, eval {m['pytrec_eval'] / m['eval']:.1f}x"
-            for q, _, _, m, _ in rows))
+        print("\nvs pytrec_eval (wall; CPU): " + "; ".join(
+            f"{q} queries: trec-eval {m['pytrec_eval'] / m['trec-eval']:.1f}x; {c['pytrec_eval'] / c['trec-eval']:.1f}x, "
+            f"eval {m['pytrec_eval'] / m['eval']:.1f}x; {c['pytrec_eval'] / c['eval']:.1f}x"
+            for q, _, _, m, _, c in rows))
+
+
+CPU = []
+
+
+def cpu_of_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def timed(cmd):
-    """Wall seconds and peak RSS (bytes) of one child process."""
+    """Wall seconds and output of one child process; its CPU seconds (user + system, all
+    threads) go to CPU[-1]: on a shared, loaded machine they vary far less than wall time."""
+    c0 = cpu_of_children()
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = p.communicate()
     wall = time.perf_counter() - t0
+    CPU.append(cpu_of_children() - c0)
     # communicate() reaped the child; its rusage comes from the children total delta instead.
     if p.returncode != 0:
         sys.exit(f"{cmd[0]} failed: {err.decode()[-2000:]}")
@@ -175,19 +190,23 @@ def main():
     for name, cmd in tools.items():
         timed(cmd)
     walls = {name: [] for name in tools}
+    cpus = {name: [] for name in tools}
     inside = []
     for _ in range(a.repeat):
         for name, cmd in tools.items():
             wall, out = timed(cmd)
             walls[name].append(wall)
+            cpus[name].append(CPU[-1])
             if name == "ragscope wasm (node)":
                 inside.append(json.loads(out.strip().splitlines()[-1])["evaluate_s"])
     rss = {name: peak_rss(cmd) for name, cmd in tools.items()}
     base = statistics.median(walls["pytrec_eval"])
-    print(f"\n{'tool':32} {'median s':>9} {'vs pytrec_eval':>15} {'peak RSS MB':>12} {'RSS / run file':>15}")
+    base_cpu = statistics.median(cpus["pytrec_eval"])
+    print(f"load (uptime): {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} on {os.cpu_count()} CPUs")
+    print(f"\n{'tool':32} {'median s':>9} {'vs pytrec_eval':>15} {'CPU s':>7} {'CPU vs pytrec':>14} {'peak RSS MB':>12} {'RSS / run file':>15}")
     for name in tools:
-        med = statistics.median(walls[name])
-        print(f"{name:32} {med:9.3f} {base / med:14.1f}x {rss[name] / 1e6:12.1f} {rss[name] / size:15.2f}")
+        med, cpu = statistics.median(walls[name]), statistics.median(cpus[name])
+        print(f"{name:32} {med:9.3f} {base / med:14.1f}x {cpu:7.3f} {base_cpu / cpu:13.1f}x {rss[name] / 1e6:12.1f} {rss[name] / size:15.2f}")
     if a.wasm_node:
         native = statistics.median(walls["ragscope eval (1 thread)"])
         wasm_all, wasm_in = statistics.median(walls["ragscope wasm (node)"]), statistics.median(inside)

@@ -7,13 +7,14 @@ use std::process::Command;
 
 pub fn bench(args: &[String]) -> Result {
     match args.first().map(String::as_str) {
+        Some("metrics") if args.iter().any(|a| a == "--sizes") => metrics_sizes(&args[1..]),
         Some("metrics") => metrics(),
         Some("udcg") => udcg(),
         Some("infer") if args.iter().any(|a| a == "--gpu-only") => infer_gpu_only(&args[1..]),
         Some("infer") => infer(),
         Some(other) => Err(format!("unknown bench `{other}`: metrics|udcg|infer")),
         None => Err(
-            "usage: cargo xtask bench metrics|udcg|infer [--gpu-only --model PATH --passages N]"
+            "usage: cargo xtask bench metrics [--sizes [Q1,Q2,...]] | udcg | infer [--gpu-only --model PATH --passages N]"
                 .into(),
         ),
     }
@@ -46,6 +47,39 @@ fn metrics() -> Result {
         .arg("--folder")
         .arg(bench_dir().join("metrics"));
     c.arg("--wasm-node").arg(node_dir.join("bench.cjs"));
+    run(&mut c)
+}
+
+/// `bench metrics --sizes [Q1,Q2,...]`: time per line and peak memory of `ragscope trec-eval`
+/// and `eval` (and pytrec_eval) on MS MARCO-shaped runs of Q queries x 1,000 documents, from
+/// ~1 MB (28 queries) to ~280 MB (7,000 queries, MS MARCO dev's size). Generated once into
+/// target/bench/sized (about 340 MB with the qrels).
+fn metrics_sizes(args: &[String]) -> Result {
+    let sizes = args
+        .iter()
+        .skip_while(|a| *a != "--sizes")
+        .nth(1)
+        .filter(|a| !a.starts_with("--"))
+        .map_or("28,280,1000,2800,7000", String::as_str)
+        .to_string();
+    step("building ragscope (release)");
+    run(cmd::cargo().args(["build", "--release", "-p", "ragscope-cli"]))?;
+    let python = cmd::venv(
+        &bench_dir().join("venv"),
+        &root().join("xtask/bench/requirements.txt"),
+    )?;
+    step(&format!("bench metrics --sizes {sizes}: time per line"));
+    let mut c = Command::new(python);
+    c.arg(root().join("xtask/bench/metrics.py"))
+        .arg("--ragscope")
+        .arg(root().join("target/release/ragscope"))
+        .arg("--folder")
+        .arg(bench_dir().join("sized"))
+        .arg("--sizes")
+        .arg(&sizes);
+    if args.iter().any(|a| a == "--no-pytrec") {
+        c.arg("--no-pytrec");
+    }
     run(&mut c)
 }
 

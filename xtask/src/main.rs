@@ -26,6 +26,7 @@ Commands:
                    and the browser end-to-end tests of the built app
   test --quick     native tests only (fmt, clippy, cargo test)
   bench metrics    ragscope vs pytrec_eval vs ranx on a generated 1,000 x 1,000 run
+  bench metrics --sizes [Q,...]  time per line and peak memory, ~1 MB to ~280 MB runs
   bench udcg       UDCG + classic metrics + correlations throughput, 10k -> 1M passages
   bench infer      CPU prefill tokens/s vs llama-cpp-python on the real SmolLM2-135M Q4_1 model
   models [smollm2|qwen|all]
