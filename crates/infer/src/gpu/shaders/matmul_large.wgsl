@@ -4,7 +4,7 @@
 // (decoding steps, the LM head's few rows, small batches).
 //
 // A workgroup of 16x16 threads computes a 128-token x 128-row tile, each thread 8 tokens x 8
-// rows (tokens 4*ly..+3 and 64+4*ly..+3, rows likewise with lx) in 16 vec4 accumulators: per k
+// rows (tokens 4*ty..+3 and 64+4*ty..+3, rows likewise with tx) in 16 vec4 accumulators: per k
 // it reads 4 vec4s of workgroup memory for 64 FMAs (the 64x64 tile's 4x4 block read 2 for 16,
 // and workgroup-memory bandwidth held it near 20 % of an H100's f32 peak). K steps of 16:
 // 2 x 8 KiB of staging, the 16 KiB WebGPU default. Staging as in matmul.wgsl: thread flat%128
@@ -66,6 +66,13 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let t0 = wid.y * TM;
     let r0 = wid.x * TN;
     let flat = lid.y * 16u + lid.x;
+    // Compute role: each warp (32 consecutive flat ids) covers 8 row groups x 4 token groups,
+    // so each vec4 read of ws (8 distinct) and of xs (4 distinct, broadcast) is one 128-byte
+    // wavefront; a 16 x 2 arrangement needed 3 per pair of reads (measured: +8-10 %).
+    let lw = flat % 32u;
+    let wi = flat / 32u;
+    let tx = (wi % 2u) * 8u + lw % 8u;
+    let ty = (wi / 2u) * 4u + lw / 8u;
     // Staging role: one token / weight row (lane) and 8 consecutive k (seg * 8 ..).
     let lane = flat % 128u;
     let seg = flat / 128u;
@@ -114,10 +121,10 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             // @end
             wv = dequant8(wb, kn + seg * 8u);
         // @unroll 16 kk=#
-            let a# = xs[# * 32u + lid.y];
-            let c# = xs[# * 32u + 16u + lid.y];
-            let b# = ws[# * 32u + lid.x];
-            let d# = ws[# * 32u + 16u + lid.x];
+            let a# = xs[# * 32u + ty];
+            let c# = xs[# * 32u + 16u + ty];
+            let b# = ws[# * 32u + tx];
+            let d# = ws[# * 32u + 16u + tx];
             acc00 = fma(vec4<f32>(a#.x), b#, acc00);
             acc01 = fma(vec4<f32>(a#.x), d#, acc01);
             acc10 = fma(vec4<f32>(a#.y), b#, acc10);
@@ -170,10 +177,10 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         // @end
             workgroupBarrier();
         // @unroll 16 kk=#
-            let a# = xs[# * 32u + lid.y];
-            let c# = xs[# * 32u + 16u + lid.y];
-            let b# = ws[# * 32u + lid.x];
-            let d# = ws[# * 32u + 16u + lid.x];
+            let a# = xs[# * 32u + ty];
+            let c# = xs[# * 32u + 16u + ty];
+            let b# = ws[# * 32u + tx];
+            let d# = ws[# * 32u + 16u + tx];
             acc00 = fma(vec4<f32>(a#.x), b#, acc00);
             acc01 = fma(vec4<f32>(a#.x), d#, acc01);
             acc10 = fma(vec4<f32>(a#.y), b#, acc10);
@@ -194,20 +201,20 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             workgroupBarrier();
         }
     }
-    store_row(t0 + lid.y * 4u + 0u, r0 + lid.x * 4u, acc00);
-    store_row(t0 + lid.y * 4u + 0u, r0 + 64u + lid.x * 4u, acc01);
-    store_row(t0 + lid.y * 4u + 1u, r0 + lid.x * 4u, acc10);
-    store_row(t0 + lid.y * 4u + 1u, r0 + 64u + lid.x * 4u, acc11);
-    store_row(t0 + lid.y * 4u + 2u, r0 + lid.x * 4u, acc20);
-    store_row(t0 + lid.y * 4u + 2u, r0 + 64u + lid.x * 4u, acc21);
-    store_row(t0 + lid.y * 4u + 3u, r0 + lid.x * 4u, acc30);
-    store_row(t0 + lid.y * 4u + 3u, r0 + 64u + lid.x * 4u, acc31);
-    store_row(t0 + 64u + lid.y * 4u + 0u, r0 + lid.x * 4u, acc40);
-    store_row(t0 + 64u + lid.y * 4u + 0u, r0 + 64u + lid.x * 4u, acc41);
-    store_row(t0 + 64u + lid.y * 4u + 1u, r0 + lid.x * 4u, acc50);
-    store_row(t0 + 64u + lid.y * 4u + 1u, r0 + 64u + lid.x * 4u, acc51);
-    store_row(t0 + 64u + lid.y * 4u + 2u, r0 + lid.x * 4u, acc60);
-    store_row(t0 + 64u + lid.y * 4u + 2u, r0 + 64u + lid.x * 4u, acc61);
-    store_row(t0 + 64u + lid.y * 4u + 3u, r0 + lid.x * 4u, acc70);
-    store_row(t0 + 64u + lid.y * 4u + 3u, r0 + 64u + lid.x * 4u, acc71);
+    store_row(t0 + ty * 4u + 0u, r0 + tx * 4u, acc00);
+    store_row(t0 + ty * 4u + 0u, r0 + 64u + tx * 4u, acc01);
+    store_row(t0 + ty * 4u + 1u, r0 + tx * 4u, acc10);
+    store_row(t0 + ty * 4u + 1u, r0 + 64u + tx * 4u, acc11);
+    store_row(t0 + ty * 4u + 2u, r0 + tx * 4u, acc20);
+    store_row(t0 + ty * 4u + 2u, r0 + 64u + tx * 4u, acc21);
+    store_row(t0 + ty * 4u + 3u, r0 + tx * 4u, acc30);
+    store_row(t0 + ty * 4u + 3u, r0 + 64u + tx * 4u, acc31);
+    store_row(t0 + 64u + ty * 4u + 0u, r0 + tx * 4u, acc40);
+    store_row(t0 + 64u + ty * 4u + 0u, r0 + 64u + tx * 4u, acc41);
+    store_row(t0 + 64u + ty * 4u + 1u, r0 + tx * 4u, acc50);
+    store_row(t0 + 64u + ty * 4u + 1u, r0 + 64u + tx * 4u, acc51);
+    store_row(t0 + 64u + ty * 4u + 2u, r0 + tx * 4u, acc60);
+    store_row(t0 + 64u + ty * 4u + 2u, r0 + 64u + tx * 4u, acc61);
+    store_row(t0 + 64u + ty * 4u + 3u, r0 + tx * 4u, acc70);
+    store_row(t0 + 64u + ty * 4u + 3u, r0 + 64u + tx * 4u, acc71);
 }
