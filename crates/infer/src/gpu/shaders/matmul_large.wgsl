@@ -5,8 +5,8 @@
 //
 // A workgroup of 16x16 threads computes a 128-token x 128-row tile, each thread 8 tokens x 8
 // rows (tokens 4*ty..+3 and 64+4*ty..+3, rows likewise with tx) in 16 vec4 accumulators: per k
-// it reads 4 vec4s of workgroup memory for 64 FMAs (the 64x64 tile's 4x4 block read 2 for 16,
-// and workgroup-memory bandwidth held it near 20 % of an H100's f32 peak). K steps of 16:
+// it reads 4 vec4s of workgroup memory for 64 FMAs (the 64x64 tile's 4x4 block reads 2 for 16
+// and stays near 20 % of an H100's f32 peak). K steps of 16:
 // 2 x 8 KiB of staging, the 16 KiB WebGPU default. Staging as in matmul.wgsl: thread flat%128
 // takes one token / weight row and 8 consecutive k (dequant8: one block decode per 8 weights).
 // When K is a multiple of 16 (every real model) each step is whole: the next step's values are
@@ -16,6 +16,9 @@
 // Every index stays in range by construction (clamped or guarded loads, staging and tile
 // indices < 512, guarded stores), so context.rs compiles the matmuls without naga's runtime
 // checks (which clamp each index and bound each loop: 1.3-1.5x slower on an H100).
+// Tried on an H100 and dropped: the same tile without the register prefetch (8-20 % slower),
+// double-buffered K steps of 8 with one barrier per step (9-18 % slower), the former 128x64
+// variant with 8x4 outputs per thread (slower on every shape the engine gives this tile).
 // Lines between `// @unroll N` and `// @end` are repeated N times by the host with # = 0..N-1.
 // The host prepends `fn dequant(row_base: u32, k: u32) -> f32` and
 // `fn dequant8(row_base: u32, k: u32) -> array<f32, 8>` (dequant.wgsl's dq_* / dq8_*).
