@@ -41,7 +41,7 @@ pub const KV_CACHE_BUDGET: u64 = 1 << 30;
 pub const MAX_BATCH_TOKENS: usize = 2048;
 /// Natively, small models batch more tokens, up to the same GEMM work per layer submit as a
 /// Qwen2.5-0.5B layer at MAX_BATCH_TOKENS (2 FLOP per weight and token: ≈ 61 GFLOP), and at
-/// most this many: SmolLM2-135M then packs 9,035 tokens, where the 128x128 matmul tile fills
+/// most this many: SmolLM2-135M then packs 9,042 tokens, where the 128x128 matmul tile fills
 /// an H100 (see `batch_tokens`). The browser keeps MAX_BATCH_TOKENS (its GPU memory and
 /// watchdog are the user's machine's, unmeasured).
 pub const MAX_BATCH_TOKENS_NATIVE: usize = 16384;
@@ -229,6 +229,11 @@ pub(crate) const MATMUL_LARGE_TILE: (usize, usize) = (128, 128);
 /// times as many workgroups fill a large GPU better (H100, 2048 tokens: the 576x576 product's
 /// 80 large tiles still beat its 288 small ones; the 192-row one's 32 did not).
 pub(crate) const MATMUL_LARGE_MIN_GROUPS: usize = 64;
+/// The large tile is also used only where its tiles are mostly inside the product (rows and
+/// tokens each fill at least this share of the tiles they take): 192 rows (0.75) or a few
+/// tokens (the LM head's last rows, decoding steps) waste too much of a 128-wide tile
+/// (H100, 9,042 tokens: the 192-row product ran at 10.9 TFLOP/s in large tiles).
+const MATMUL_LARGE_MIN_FILL: f64 = 0.8;
 
 /// Which matmul tile a product uses (`Small` = 64x64, `Large` = 128x128).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -241,7 +246,12 @@ impl MatmulTile {
     /// The tile `matmul_plan` picks for `rows` weight rows and `n_tok` tokens.
     pub fn for_shape(rows: usize, n_tok: usize) -> MatmulTile {
         let (tn, tm) = MATMUL_LARGE_TILE;
-        if rows.div_ceil(tn) * n_tok.div_ceil(tm) >= MATMUL_LARGE_MIN_GROUPS {
+        let (gr, gt) = (rows.div_ceil(tn), n_tok.div_ceil(tm));
+        let fill = |n: usize, g: usize| n as f64 / (g * 128).max(1) as f64;
+        if gr * gt >= MATMUL_LARGE_MIN_GROUPS
+            && fill(rows, gr) >= MATMUL_LARGE_MIN_FILL
+            && fill(n_tok, gt) >= MATMUL_LARGE_MIN_FILL
+        {
             MatmulTile::Large
         } else {
             MatmulTile::Small

@@ -597,3 +597,17 @@ fn unroll_writes_out_the_marked_blocks() {
     let mm = super::context::matmul_source(GgmlType::Q4_1);
     assert!(mm.contains("let b31 = ") && !mm.contains("let b# ") && !mm.contains("b32"));
 }
+
+#[test]
+fn matmul_plan_picks_the_large_tile_only_for_well_filled_products() {
+    use MatmulTile::*;
+    // SmolLM2-135M's prefill GEMMs at the native batch (9,042 tokens), the 192-row K/V ones
+    // (a 128-row tile 75 % full), the LM head's few rows, a 2,048-token batch.
+    assert_eq!(MatmulTile::for_shape(1536, 9042), Large);
+    assert_eq!(MatmulTile::for_shape(576, 9042), Large);
+    assert_eq!(MatmulTile::for_shape(192, 9042), Small);
+    assert_eq!(MatmulTile::for_shape(49152, 16), Small);
+    assert_eq!(MatmulTile::for_shape(576, 2048), Large);
+    // Too few large tiles to fill a GPU: 2 x 16.
+    assert_eq!(MatmulTile::for_shape(256, 2048), Small);
+}

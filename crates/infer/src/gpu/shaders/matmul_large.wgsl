@@ -4,9 +4,9 @@
 // (decoding steps, the LM head's few rows, small batches).
 //
 // A workgroup of 16x16 threads computes a 128-token x 128-row tile, each thread 8 tokens x 8
-// rows (tokens 4*ly..+3 and 64+4*ly..+3, rows likewise with lx) in 16 vec4 accumulators: per k
-// it reads 4 vec4s of workgroup memory for 64 FMAs (the 64x64 tile's 4x4 block read 2 for 16,
-// and workgroup-memory bandwidth held it near 20 % of an H100's f32 peak). K steps of 16:
+// rows (tokens 4*ty..+3 and 64+4*ty..+3, rows likewise with tx) in 16 vec4 accumulators: per k
+// it reads 4 vec4s of workgroup memory for 64 FMAs (the 64x64 tile's 4x4 block reads 2 for 16
+// and stays near 20 % of an H100's f32 peak). K steps of 16:
 // 2 x 8 KiB of staging, the 16 KiB WebGPU default. Staging as in matmul.wgsl: thread flat%128
 // takes one token / weight row and 8 consecutive k (dequant8: one block decode per 8 weights).
 // When K is a multiple of 16 (every real model) each step is whole: the next step's values are
@@ -16,6 +16,9 @@
 // Every index stays in range by construction (clamped or guarded loads, staging and tile
 // indices < 512, guarded stores), so context.rs compiles the matmuls without naga's runtime
 // checks (which clamp each index and bound each loop: 1.3-1.5x slower on an H100).
+// Tried on an H100 and dropped: the same tile without the register prefetch (8-20 % slower),
+// double-buffered K steps of 8 with one barrier per step (9-18 % slower), the former 128x64
+// variant with 8x4 outputs per thread (slower on every shape the engine gives this tile).
 // Lines between `// @unroll N` and `// @end` are repeated N times by the host with # = 0..N-1.
 // The host prepends `fn dequant(row_base: u32, k: u32) -> f32` and
 // `fn dequant8(row_base: u32, k: u32) -> array<f32, 8>` (dequant.wgsl's dq_* / dq8_*).
@@ -66,6 +69,13 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     let t0 = wid.y * TM;
     let r0 = wid.x * TN;
     let flat = lid.y * 16u + lid.x;
+    // Compute role: each warp (32 consecutive flat ids) covers 8 row groups x 4 token groups,
+    // so each vec4 read of ws (8 distinct) and of xs (4 distinct, broadcast) is one 128-byte
+    // wavefront; a 16 x 2 arrangement needed 3 per pair of reads (measured: +8-10 %).
+    let lw = flat % 32u;
+    let wi = flat / 32u;
+    let tx = (wi % 2u) * 8u + lw % 8u;
+    let ty = (wi / 2u) * 4u + lw / 8u;
     // Staging role: one token / weight row (lane) and 8 consecutive k (seg * 8 ..).
     let lane = flat % 128u;
     let seg = flat / 128u;
@@ -114,10 +124,10 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             // @end
             wv = dequant8(wb, kn + seg * 8u);
         // @unroll 16 kk=#
-            let a# = xs[# * 32u + lid.y];
-            let c# = xs[# * 32u + 16u + lid.y];
-            let b# = ws[# * 32u + lid.x];
-            let d# = ws[# * 32u + 16u + lid.x];
+            let a# = xs[# * 32u + ty];
+            let c# = xs[# * 32u + 16u + ty];
+            let b# = ws[# * 32u + tx];
+            let d# = ws[# * 32u + 16u + tx];
             acc00 = fma(vec4<f32>(a#.x), b#, acc00);
             acc01 = fma(vec4<f32>(a#.x), d#, acc01);
             acc10 = fma(vec4<f32>(a#.y), b#, acc10);
@@ -170,10 +180,10 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         // @end
             workgroupBarrier();
         // @unroll 16 kk=#
-            let a# = xs[# * 32u + lid.y];
-            let c# = xs[# * 32u + 16u + lid.y];
-            let b# = ws[# * 32u + lid.x];
-            let d# = ws[# * 32u + 16u + lid.x];
+            let a# = xs[# * 32u + ty];
+            let c# = xs[# * 32u + 16u + ty];
+            let b# = ws[# * 32u + tx];
+            let d# = ws[# * 32u + 16u + tx];
             acc00 = fma(vec4<f32>(a#.x), b#, acc00);
             acc01 = fma(vec4<f32>(a#.x), d#, acc01);
             acc10 = fma(vec4<f32>(a#.y), b#, acc10);
@@ -194,20 +204,20 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             workgroupBarrier();
         }
     }
-    store_row(t0 + lid.y * 4u + 0u, r0 + lid.x * 4u, acc00);
-    store_row(t0 + lid.y * 4u + 0u, r0 + 64u + lid.x * 4u, acc01);
-    store_row(t0 + lid.y * 4u + 1u, r0 + lid.x * 4u, acc10);
-    store_row(t0 + lid.y * 4u + 1u, r0 + 64u + lid.x * 4u, acc11);
-    store_row(t0 + lid.y * 4u + 2u, r0 + lid.x * 4u, acc20);
-    store_row(t0 + lid.y * 4u + 2u, r0 + 64u + lid.x * 4u, acc21);
-    store_row(t0 + lid.y * 4u + 3u, r0 + lid.x * 4u, acc30);
-    store_row(t0 + lid.y * 4u + 3u, r0 + 64u + lid.x * 4u, acc31);
-    store_row(t0 + 64u + lid.y * 4u + 0u, r0 + lid.x * 4u, acc40);
-    store_row(t0 + 64u + lid.y * 4u + 0u, r0 + 64u + lid.x * 4u, acc41);
-    store_row(t0 + 64u + lid.y * 4u + 1u, r0 + lid.x * 4u, acc50);
-    store_row(t0 + 64u + lid.y * 4u + 1u, r0 + 64u + lid.x * 4u, acc51);
-    store_row(t0 + 64u + lid.y * 4u + 2u, r0 + lid.x * 4u, acc60);
-    store_row(t0 + 64u + lid.y * 4u + 2u, r0 + 64u + lid.x * 4u, acc61);
-    store_row(t0 + 64u + lid.y * 4u + 3u, r0 + lid.x * 4u, acc70);
-    store_row(t0 + 64u + lid.y * 4u + 3u, r0 + 64u + lid.x * 4u, acc71);
+    store_row(t0 + ty * 4u + 0u, r0 + tx * 4u, acc00);
+    store_row(t0 + ty * 4u + 0u, r0 + 64u + tx * 4u, acc01);
+    store_row(t0 + ty * 4u + 1u, r0 + tx * 4u, acc10);
+    store_row(t0 + ty * 4u + 1u, r0 + 64u + tx * 4u, acc11);
+    store_row(t0 + ty * 4u + 2u, r0 + tx * 4u, acc20);
+    store_row(t0 + ty * 4u + 2u, r0 + 64u + tx * 4u, acc21);
+    store_row(t0 + ty * 4u + 3u, r0 + tx * 4u, acc30);
+    store_row(t0 + ty * 4u + 3u, r0 + 64u + tx * 4u, acc31);
+    store_row(t0 + 64u + ty * 4u + 0u, r0 + tx * 4u, acc40);
+    store_row(t0 + 64u + ty * 4u + 0u, r0 + 64u + tx * 4u, acc41);
+    store_row(t0 + 64u + ty * 4u + 1u, r0 + tx * 4u, acc50);
+    store_row(t0 + 64u + ty * 4u + 1u, r0 + 64u + tx * 4u, acc51);
+    store_row(t0 + 64u + ty * 4u + 2u, r0 + tx * 4u, acc60);
+    store_row(t0 + 64u + ty * 4u + 2u, r0 + 64u + tx * 4u, acc61);
+    store_row(t0 + 64u + ty * 4u + 3u, r0 + tx * 4u, acc70);
+    store_row(t0 + 64u + ty * 4u + 3u, r0 + 64u + tx * 4u, acc71);
 }
