@@ -36,14 +36,15 @@ pub const MAX_HEAD_DIM: usize = 256;
 /// Bytes the KV caches of one decoding group may take on the device (K and V of every layer);
 /// with the binding limit this bounds how many prompts decode together.
 pub const KV_CACHE_BUDGET: u64 = 1 << 30;
-/// Tokens per batch at most; bounds one layer's submit (a few hundred ms of GPU time for a
-/// 0.5B model on a mid-range GPU) so no submit approaches a driver's watchdog.
+/// Tokens per batch in the browser, and the least natively; bounds one layer's submit (a few
+/// hundred ms of GPU time for a 0.5B model on a mid-range GPU) so no submit approaches a
+/// driver's watchdog.
 pub const MAX_BATCH_TOKENS: usize = 2048;
-/// Natively, small models batch more tokens, up to the same GEMM work per layer submit as a
-/// Qwen2.5-0.5B layer at MAX_BATCH_TOKENS (2 FLOP per weight and token: ≈ 61 GFLOP), and at
-/// most this many: SmolLM2-135M then packs 9,042 tokens, where the 128x128 matmul tile fills
-/// an H100 (see `batch_tokens`). The browser keeps MAX_BATCH_TOKENS (its GPU memory and
-/// watchdog are the user's machine's, unmeasured).
+/// Natively, small models batch more tokens, up to LAYER_FLOP_BUDGET of GEMM work per layer
+/// submit (2 FLOP per weight and token; about a Qwen2.5-0.5B layer at MAX_BATCH_TOKENS, 61
+/// GFLOP: it gets 2,146 tokens), and at most this many: SmolLM2-135M then packs 9,042 tokens,
+/// where the 128x128 matmul tile fills an H100 (see `batch_tokens`). The browser keeps
+/// MAX_BATCH_TOKENS (its GPU memory and watchdog are the user's machine's, unmeasured).
 pub const MAX_BATCH_TOKENS_NATIVE: usize = 16384;
 /// The GEMM work (FLOP) of one layer's submit that `batch_tokens` stays under natively.
 pub const LAYER_FLOP_BUDGET: f64 = 6.4e10;
