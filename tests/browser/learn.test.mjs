@@ -177,8 +177,8 @@ test('screenshots at desktop and phone widths, and the real SmolLM2 contexts', a
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `the page scrolls sideways on a phone by ${overflow}px`);
   await page.goto(`${origin}/?demo=0#/learn/lost-in-the-middle`);
-  await page.waitForSelector('#litm-title');
-  assert.match(await page.textContent('.learn-page'), /Not yet/);
+  await page.waitForSelector('#litm-data-note');
+  assert.match(await page.textContent('#litm-data-note'), /Only 3 of them keep the paper's own distractors/);
   assert.deepEqual(errors, []);
   await context.close();
 });
