@@ -245,19 +245,19 @@ test('pairwise battles: failures with raw replies, the flip rate, Elo in the Tou
   await page.click('#judge-result-view');
   await page.waitForSelector('#answers-grades tbody tr', { timeout: 60_000 });
   // The download's grades per agent (the score is the last column), averaged here.
-  const want = {};
+  const wantGrades = {};
   for (const line of lines.slice(1)) {
     const agent = line.split(',')[1];
-    (want[agent] ??= []).push(Number(line.slice(line.lastIndexOf(',') + 1)));
+    (wantGrades[agent] ??= []).push(Number(line.slice(line.lastIndexOf(',') + 1)));
   }
-  const shown = await page.$$eval('#answers-grades tbody tr', (rows) => rows.map((r) => ({
+  const shownGrades = await page.$$eval('#answers-grades tbody tr', (rows) => rows.map((r) => ({
     agent: r.dataset.agent,
     mean: Number(r.querySelector('[data-measure="mean"]').dataset.value),
     failed: Number(r.querySelector('[data-measure="failed"]').textContent),
   })));
-  assert.deepEqual(shown.map((r) => r.agent).sort(), Object.keys(want).sort());
-  for (const row of shown) {
-    const g = want[row.agent];
+  assert.deepEqual(shownGrades.map((r) => r.agent).sort(), Object.keys(wantGrades).sort());
+  for (const row of shownGrades) {
+    const g = wantGrades[row.agent];
     assert.ok(Math.abs(row.mean - g.reduce((a, b) => a + b, 0) / g.length) < 1e-12, row.agent);
     assert.equal(row.failed, row.agent === 'beta' ? 1 : 0, row.agent);
   }
