@@ -271,6 +271,30 @@ test('pairwise battles: failures with raw replies, the flip rate, Elo in the Tou
   await context.close();
 });
 
+test('citation judgments loaded by hand: the Answers view equals ragscope citations', async () => {
+  const { context, page, errors, csp } = await openJudges();
+  // The judgments `ragscope judge citations` wrote against the fake provider (see its README).
+  const judgments = join(root, 'crates/eval/tests/fixtures/answers/judge-citations/judgments.jsonl');
+  await page.setInputFiles('#file-input', [judgments]);
+  await page.waitForSelector('.file[data-kind="citation-judgments"][data-file="judgments.jsonl"]', { timeout: 30_000 });
+  await page.click('#nav-evaluate');
+  await page.click('#tab-answers');
+  await page.waitForSelector('#answers-citations tbody tr', { timeout: 60_000 });
+  const shown = await page.$$eval('#answers-citations tbody tr', (rows) => rows.map((r) => ({
+    run: r.dataset.run,
+    p: Number(r.querySelector('[data-measure="precision"]').dataset.value),
+    r: Number(r.querySelector('[data-measure="recall"]').dataset.value),
+    f1: Number(r.querySelector('[data-measure="f1"]').dataset.value),
+  })));
+  const expected = JSON.parse(execFileSync(cli, ['citations', '--format', 'json', judgments], { encoding: 'utf8' }));
+  assert.deepEqual(shown, expected.runs.map((x) => ({ run: x.run_id, p: x.precision, r: x.recall, f1: x.f1 })));
+  await page.evaluate(() => document.querySelector('#answers-citations-topics')?.setAttribute('open', ''));
+  await screenshot(page, 'judge-tasks-citations-view');
+  assert.deepEqual(csp, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('each task says what it is missing before anything can be estimated', async () => {
   const { context, page, errors } = await openJudges({ width: 390, height: 844 });
   await fillProvider(page);
