@@ -1,6 +1,8 @@
-//! The worker's answer files: nuggetizer assignments and nuggets, TREC 2024 RAG answers and Open
-//! RAG Eval CSVs, read with crates/eval's parsers; and the Answers view's report (nugget scores
-//! in every mode with paired significance over topics, the nugget matrix, the drill-down).
+//! The worker's answer files: nuggetizer assignments and nuggets, TREC 2024 RAG answers, Open
+//! RAG Eval CSVs, citation-support judgments and pointwise grades, read with crates/eval's
+//! parsers; and the Answers view's report (nugget scores in every mode with paired significance
+//! over topics, the nugget matrix, the drill-down, citation scores per run and topic, mean
+//! pointwise grades per agent).
 
 use std::collections::{BTreeSet, HashMap};
 
