@@ -18,6 +18,10 @@ pub enum AnswerFile {
     OpenRagEvalAnswers,
     /// Open RAG Eval results CSV (`run_N_…` columns).
     OpenRagEvalResults,
+    /// Citation-support judgments (JSONL `run_id, qid, sentence, docid, support, score`).
+    CitationJudgments,
+    /// Pointwise answer grades (CSV `qid, agent, raw_answer, reasoning, score`).
+    PointwiseGrades,
 }
 
 impl AnswerFile {
@@ -28,6 +32,8 @@ impl AnswerFile {
             AnswerFile::RagAnswers => "rag-answers",
             AnswerFile::OpenRagEvalAnswers => "ore-answers",
             AnswerFile::OpenRagEvalResults => "ore-results",
+            AnswerFile::CitationJudgments => "citation-judgments",
+            AnswerFile::PointwiseGrades => "pointwise-grades",
         }
     }
 }
@@ -43,6 +49,39 @@ pub struct AnswersReport {
     pub matrix: Vec<TopicNuggets>,
     pub answers: Vec<AnswerDetail>,
     pub notes: Vec<String>,
+    /// Citation scores per run, from citation-support judgment files.
+    #[serde(default)]
+    pub citations: Vec<CitationRun>,
+    /// Pointwise grades per agent, from grade files.
+    #[serde(default)]
+    pub grades: Vec<AgentGradeRow>,
+}
+
+/// One run's citation precision, recall and F1 (Open RAG Eval's CitationMetric, crates/eval's
+/// `answers::citations`): means over its scored answers, and each topic's scores.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct CitationRun {
+    pub run: String,
+    /// The file it came from.
+    pub file: String,
+    pub precision: f64,
+    pub recall: f64,
+    pub f1: f64,
+    pub scored: usize,
+    /// (qid, precision, recall, f1).
+    pub topics: Vec<(String, f64, f64, f64)>,
+}
+
+/// One agent's pointwise grades: the mean over graded queries, and each query's grade (None:
+/// the judgment failed, never scored).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct AgentGradeRow {
+    pub agent: String,
+    pub file: String,
+    pub mean: Option<f64>,
+    pub graded: usize,
+    pub failed: usize,
+    pub queries: Vec<(String, Option<f64>)>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

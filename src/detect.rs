@@ -43,7 +43,9 @@ fn detect_json_lines(text: &str) -> Detected {
         first = text;
     }
     let has = |key: &str| first.contains(&format!("\"{key}\""));
-    if has("agent_a") && has("agent_b") && (has("relevant") || has("winner")) {
+    if has("support") && has("sentence") && has("docid") {
+        Detected::Known(FileKind::Answers(AnswerFile::CitationJudgments))
+    } else if has("agent_a") && has("agent_b") && (has("relevant") || has("winner")) {
         Detected::Known(FileKind::RageloGames)
     } else if has("contexts") {
         Detected::Known(FileKind::ContextSets)
@@ -77,6 +79,9 @@ fn detect_columns(text: &str) -> Detected {
     }
     if open_rag_eval::is_answers_header(first) {
         return Detected::Known(FileKind::Answers(AnswerFile::OpenRagEvalAnswers));
+    }
+    if ragscope_eval::answers::pointwise_grades::is_header(first) {
+        return Detected::Known(FileKind::Answers(AnswerFile::PointwiseGrades));
     }
     let header: Vec<&str> = first.split(',').map(str::trim).collect();
     // RAGElo's files name their query column `qid` (Open RAG Eval's CSV says `query_id`).

@@ -25,6 +25,8 @@ mod answers;
 #[cfg(test)]
 mod erag_tests;
 pub mod inference;
+#[cfg(test)]
+mod judged_answers_tests;
 pub mod judges;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.

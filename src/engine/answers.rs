@@ -1,19 +1,24 @@
-//! The worker's answer files: nuggetizer assignments and nuggets, TREC 2024 RAG answers and Open
-//! RAG Eval CSVs, read with crates/eval's parsers; and the Answers view's report (nugget scores
-//! in every mode with paired significance over topics, the nugget matrix, the drill-down).
+//! The worker's answer files: nuggetizer assignments and nuggets, TREC 2024 RAG answers, Open
+//! RAG Eval CSVs, citation-support judgments and pointwise grades, read with crates/eval's
+//! parsers; and the Answers view's report (nugget scores in every mode with paired significance
+//! over topics, the nugget matrix, the drill-down, citation scores per run and topic, mean
+//! pointwise grades per agent).
 
 use std::collections::{BTreeSet, HashMap};
 
+use ragscope_eval::answers::citation_judgments;
+use ragscope_eval::answers::citations::RunCitations;
 use ragscope_eval::answers::nugget_scores::{self, Compat, SCORE_NAMES};
 use ragscope_eval::answers::nuggetizer::{
     self, AssignedRun, Assignment, TopicNuggets as NuggetList,
 };
 use ragscope_eval::answers::open_rag_eval::{self, OreAnswer};
+use ragscope_eval::answers::pointwise_grades::{self, AgentGrades};
 use ragscope_eval::answers::trec_rag::{self, RagAnswer};
 
 use crate::answers_protocol::{
-    AnswerDetail, AnswerFile, AnswersMode, AnswersReport, TopicNuggets, CELL_ABSENT, CELL_FAILED,
-    CELL_NOT, CELL_PARTIAL, CELL_SUPPORT,
+    AgentGradeRow, AnswerDetail, AnswerFile, AnswersMode, AnswersReport, CitationRun, TopicNuggets,
+    CELL_ABSENT, CELL_FAILED, CELL_NOT, CELL_PARTIAL, CELL_SUPPORT,
 };
 use crate::protocol::{FileId, RunRow, SigTest};
 
@@ -22,6 +27,9 @@ enum Content {
     Nuggets(Vec<NuggetList>),
     Rag(Vec<RagAnswer>),
     Ore(Vec<OreAnswer>),
+    /// Scored with crates/eval's citation kernel, as `ragscope citations` scores the file.
+    Citations(Vec<RunCitations>),
+    Grades(Vec<AgentGrades>),
 }
 
 /// A sentence (or Open RAG Eval answer part) and the references it cites.
@@ -79,6 +87,31 @@ impl AnswerFiles {
                 );
                 (Content::Assigned(runs), summary)
             }
+            AnswerFile::CitationJudgments => {
+                let judgments = citation_judgments::parse(name, bytes).map_err(err)?;
+                let runs = citation_judgments::score_runs(&judgments);
+                let summary = format!(
+                    "{} citation judgments, run {}",
+                    judgments.len(),
+                    runs.iter()
+                        .map(|r| r.run_id.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                (Content::Citations(runs), summary)
+            }
+            AnswerFile::PointwiseGrades => {
+                let text = String::from_utf8_lossy(bytes);
+                let grades = pointwise_grades::parse(name, &text).map_err(err)?;
+                let agents = pointwise_grades::by_agent(&grades);
+                let failed = grades.iter().filter(|g| g.grade.is_none()).count();
+                let summary = format!(
+                    "{} pointwise grades ({failed} failed), {} agents",
+                    grades.len(),
+                    agents.len()
+                );
+                (Content::Grades(agents), summary)
+            }
         };
         // In the order files were added (ids), as the UI lists them, whatever finished first.
         let at = self.files.partition_point(|(f, _, _)| *f < id);
@@ -107,7 +140,8 @@ impl AnswerFiles {
         }
         let runs = self.runs();
         let mut notes = Vec::new();
-        if runs.is_empty() {
+        let (citations, grades) = self.judged();
+        if runs.is_empty() && citations.is_empty() && grades.is_empty() {
             notes.push(
                 "Load nuggetizer assignment files (or Open RAG Eval results) to score answers; \
                  answers and nuggets alone show in the drill-down."
@@ -174,7 +208,46 @@ impl AnswerFiles {
             topics,
             modes,
             notes,
+            citations,
+            grades,
         })
+    }
+
+    /// Citation scores and pointwise grades of the loaded judgment files, in file order.
+    fn judged(&self) -> (Vec<CitationRun>, Vec<AgentGradeRow>) {
+        let (mut citations, mut grades) = (Vec::new(), Vec::new());
+        for (_, name, content) in &self.files {
+            match content {
+                Content::Citations(runs) => citations.extend(runs.iter().map(|r| {
+                    CitationRun {
+                        run: r.run_id.clone(),
+                        file: name.clone(),
+                        precision: r.mean.precision,
+                        recall: r.mean.recall,
+                        f1: r.mean.f1,
+                        scored: r.scored,
+                        topics: r
+                            .answers
+                            .iter()
+                            .filter_map(|a| {
+                                a.scores
+                                    .map(|s| (a.qid.clone(), s.precision, s.recall, s.f1))
+                            })
+                            .collect(),
+                    }
+                })),
+                Content::Grades(agents) => grades.extend(agents.iter().map(|a| AgentGradeRow {
+                    agent: a.agent.clone(),
+                    file: name.clone(),
+                    mean: a.mean,
+                    graded: a.graded,
+                    failed: a.failed,
+                    queries: a.per_query.clone(),
+                })),
+                _ => {}
+            }
+        }
+        (citations, grades)
     }
 
     fn matrix(&self, runs: &[(FileId, &AssignedRun)], topics: &[String]) -> Vec<TopicNuggets> {
@@ -278,7 +351,10 @@ impl AnswerFiles {
                         unassigned.push((run, a.query_id.clone(), a.answer.clone()));
                     }
                 }
-                Content::Nuggets(_) | Content::Assigned(_) => {}
+                Content::Nuggets(_)
+                | Content::Assigned(_)
+                | Content::Citations(_)
+                | Content::Grades(_) => {}
             }
         }
         let mut out: Vec<AnswerDetail> = Vec::new();

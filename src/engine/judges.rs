@@ -5,6 +5,7 @@ pub mod batch;
 #[cfg(target_arch = "wasm32")]
 mod fetch;
 mod files;
+mod grades_view;
 #[cfg(target_arch = "wasm32")]
 mod idb_cache;
 pub mod job;

@@ -151,14 +151,11 @@ impl JudgeTaskChoice {
         }
     }
 
-    /// Whether the result is loaded as a file that a view shows (qrels: Evaluate; nuggets and
-    /// assignments: Answers; pairwise games: Tournament). Pointwise grades and citation scores
-    /// have no view yet: they are offered as a download.
+    /// Whether the result is loaded as a file that a view shows (qrels: Evaluate; nuggets,
+    /// assignments, pointwise grades and citation judgments: Answers; pairwise games:
+    /// Tournament). Every task's is now.
     pub fn result_is_loaded(self) -> bool {
-        !matches!(
-            self,
-            JudgeTaskChoice::Pointwise | JudgeTaskChoice::Citations
-        )
+        true
     }
 }
 

@@ -226,7 +226,8 @@ test('pairwise battles: failures with raw replies, the flip rate, Elo in the Tou
   await screenshot(page, 'judge-tasks-tournament-phone');
   await page.setViewportSize({ width: 1280, height: 900 });
 
-  // Pointwise grades of the same answers: no view shows them, so a download and a note.
+  // Pointwise grades of the same answers: a download (graded rows only) and the Answers view
+  // (mean grade per agent, the failed grade shown as failed).
   await page.click('#nav-judges');
   await page.selectOption('#judge-task', 'pointwise');
   await page.click('#judge-estimate');
@@ -236,14 +237,59 @@ test('pairwise battles: failures with raw replies, the flip rate, Elo in the Tou
   await page.waitForSelector('#judge-result', { timeout: 120_000 });
   const grades = await page.$eval('#judge-job', (e) => ({ ...e.dataset }));
   assert.deepEqual([grades.done, grades.failed], ['10', '1']);
-  assert.match(await page.textContent('#judge-result-noview'), /No view shows pointwise grades yet/);
   const csv = await download(page, 'pointwise-fake-judge.csv');
   const lines = csv.text.trim().split('\n');
   assert.equal(lines[0], 'qid,agent,raw_answer,reasoning,score');
   assert.equal(lines.length, 1 + 9, 'the failed answer (q4 beta) is left out, never given a grade');
-  assert.equal(await page.$('.file[data-file="pointwise-fake-judge.csv"]'), null, 'not loaded as a file');
+  await page.waitForSelector('.file[data-file="pointwise-grades.csv"]', { timeout: 30_000 });
+  await page.click('#judge-result-view');
+  await page.waitForSelector('#answers-grades tbody tr', { timeout: 60_000 });
+  // The download's grades per agent (the score is the last column), averaged here.
+  const wantGrades = {};
+  for (const line of lines.slice(1)) {
+    const agent = line.split(',')[1];
+    (wantGrades[agent] ??= []).push(Number(line.slice(line.lastIndexOf(',') + 1)));
+  }
+  const shownGrades = await page.$$eval('#answers-grades tbody tr', (rows) => rows.map((r) => ({
+    agent: r.dataset.agent,
+    mean: Number(r.querySelector('[data-measure="mean"]').dataset.value),
+    failed: Number(r.querySelector('[data-measure="failed"]').textContent),
+  })));
+  assert.deepEqual(shownGrades.map((r) => r.agent).sort(), Object.keys(wantGrades).sort());
+  for (const row of shownGrades) {
+    const g = wantGrades[row.agent];
+    assert.ok(Math.abs(row.mean - g.reduce((a, b) => a + b, 0) / g.length) < 1e-12, row.agent);
+    assert.equal(row.failed, row.agent === 'beta' ? 1 : 0, row.agent);
+  }
+  await page.evaluate(() => document.querySelector('#answers-grades-queries')?.setAttribute('open', ''));
+  assert.equal(await page.textContent('#answers-grades-queries tr[data-agent="beta"][data-qid="q4"] .failed'), 'failed');
+  await screenshot(page, 'judge-tasks-grades-view');
 
   assert.deepEqual(onlyOurOrigins(requests), []);
+  assert.deepEqual(csp, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('citation judgments loaded by hand: the Answers view equals ragscope citations', async () => {
+  const { context, page, errors, csp } = await openJudges();
+  // The judgments `ragscope judge citations` wrote against the fake provider (see its README).
+  const judgments = join(root, 'crates/eval/tests/fixtures/answers/judge-citations/judgments.jsonl');
+  await page.setInputFiles('#file-input', [judgments]);
+  await page.waitForSelector('.file[data-kind="citation-judgments"][data-file="judgments.jsonl"]', { timeout: 30_000 });
+  await page.click('#nav-evaluate');
+  await page.click('#tab-answers');
+  await page.waitForSelector('#answers-citations tbody tr', { timeout: 60_000 });
+  const shown = await page.$$eval('#answers-citations tbody tr', (rows) => rows.map((r) => ({
+    run: r.dataset.run,
+    p: Number(r.querySelector('[data-measure="precision"]').dataset.value),
+    r: Number(r.querySelector('[data-measure="recall"]').dataset.value),
+    f1: Number(r.querySelector('[data-measure="f1"]').dataset.value),
+  })));
+  const expected = JSON.parse(execFileSync(cli, ['citations', '--format', 'json', judgments], { encoding: 'utf8' }));
+  assert.deepEqual(shown, expected.runs.map((x) => ({ run: x.run_id, p: x.precision, r: x.recall, f1: x.f1 })));
+  await page.evaluate(() => document.querySelector('#answers-citations-topics')?.setAttribute('open', ''));
+  await screenshot(page, 'judge-tasks-citations-view');
   assert.deepEqual(csp, []);
   assert.deepEqual(errors, []);
   await context.close();

@@ -447,6 +447,21 @@ fn pointwise_and_citations() {
             (run, 1, "d3".to_string(), 1.0)
         ]
     );
+    // `ragscope citations` scores the judge's JSONL (Open RAG Eval's CitationMetric), by hand:
+    // d1 ½, d2 0, d3 1 → precision ½; sentences ¼ and 1 → recall ⅝ (sentence C cites nothing,
+    // so it is not in the file); F1 = 2·½·⅝ / (½ + ⅝) = 5/9.
+    let scores = Command::new(env!("CARGO_BIN_EXE_ragscope"))
+        .args(["citations", "--format", "json"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(scores.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&scores.stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["run_id"], "run");
+    assert_eq!(run["precision"].as_f64(), Some(0.5));
+    assert_eq!(run["recall"].as_f64(), Some(0.625));
+    assert!((run["f1"].as_f64().unwrap() - 5.0 / 9.0).abs() < 1e-15);
     // --batch on a job the cache already answers: no batch submitted, nothing sent, the same
     // output (the batch path itself is tested in judge_batch_cli.rs).
     let before = server.request_count();

@@ -201,7 +201,9 @@ impl Workspace {
                 let (q, a, d) = self.ragelo(*queries, *answers, *documents)?;
                 let task = Pointwise::default();
                 let items = task.items(&q, &a, &d)?;
-                single(Rc::new(task), items, "pointwise", "csv")
+                let mut built = single(Rc::new(task), items, "pointwise", "csv");
+                built.view = Some(Box::new(super::grades_view::pointwise_view));
+                built
             }
             TaskInputs::Citations { answers, passages } => {
                 let (pname, texts) = self.passages_file(*passages)?;

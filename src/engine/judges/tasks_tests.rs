@@ -333,3 +333,69 @@ fn a_task_says_which_file_does_not_fit() {
     let e = ws.prepare_judge(&removed, None, true).err().unwrap();
     assert_eq!(e, "the RAGElo answers file is no longer loaded");
 }
+
+/// A pointwise job's result loads into the Answers view with its failed grade shown as failed
+/// (the download leaves it out), the means those of the download's grades.
+#[test]
+fn pointwise_grades_load_into_the_answers_view_with_failures() {
+    let mut ws = Workspace::default();
+    for (id, f) in [(1, "queries.csv"), (2, "answers.csv")] {
+        assert_eq!(load(&mut ws, id, f, &fixture(f)), Ok(FileKind::RageloTable));
+    }
+    let server = FakeServer::start(markers()).unwrap();
+    let spec = spec(
+        &server,
+        TaskInputs::Pointwise {
+            queries: 1,
+            answers: 2,
+            documents: None,
+        },
+    );
+    let (outcome, _) = run(&ws, &spec);
+    assert_eq!((outcome.judged, outcome.failed), (9, 1));
+    let (name, text) = outcome.view.clone().expect("a view file");
+    assert_eq!(
+        load(&mut ws, 3, &name, &text),
+        Ok(FileKind::Answers(AnswerFile::PointwiseGrades))
+    );
+    // The download's grades per agent (it has no failed rows), averaged here.
+    let mut want: Vec<(String, Vec<f64>)> = Vec::new();
+    let rows = ragscope_eval::answers::pointwise_grades::parse(&outcome.name, &outcome.qrels);
+    for r in rows.unwrap() {
+        let g = r.grade.expect("the download has graded rows only");
+        match want.iter_mut().find(|(a, _)| *a == r.agent) {
+            Some((_, v)) => v.push(g),
+            None => want.push((r.agent, vec![g])),
+        }
+    }
+    let out = ws.handle(Request::Evaluate(crate::protocol::EvalRequest {
+        measures: vec!["MAP".into()],
+        baseline: None,
+        test: crate::protocol::SigTest::PairedT,
+        generation: 1,
+    }));
+    let Some(Response::Report(report)) = out.last() else {
+        panic!("{out:?}")
+    };
+    let grades = &report.answers.as_ref().expect("answers report").grades;
+    assert_eq!(grades.len(), want.len());
+    for (agent, g) in &want {
+        let row = grades.iter().find(|r| &r.agent == agent).unwrap();
+        assert_eq!(
+            row.mean,
+            Some(g.iter().sum::<f64>() / g.len() as f64),
+            "{agent}"
+        );
+        assert_eq!(row.graded, g.len());
+    }
+    let failed: Vec<(&str, &str)> = grades
+        .iter()
+        .flat_map(|r| {
+            r.queries
+                .iter()
+                .filter(|(_, g)| g.is_none())
+                .map(move |(q, _)| (r.agent.as_str(), q.as_str()))
+        })
+        .collect();
+    assert_eq!(failed, [("beta", "q4")], "the failed grade, never scored");
+}

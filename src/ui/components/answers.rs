@@ -64,7 +64,7 @@ pub fn answers_view(props: &Props) -> Html {
     let Some(answers) = props.report.answers.as_ref() else {
         return html! {
             <div class="placeholder">
-                <p>{ "Load nuggetizer assignment files (JSONL), TREC 2024 RAG answers or Open RAG Eval CSVs to see nugget scores." }</p>
+                <p>{ "Load nuggetizer assignment files (JSONL), TREC 2024 RAG answers, Open RAG Eval CSVs, citation-support judgments or pointwise grades to see nugget, citation and grade scores." }</p>
             </div>
         };
     };
@@ -179,6 +179,8 @@ pub fn answers_view(props: &Props) -> Html {
                 </ChartFrame>
             </div>
             }
+            { super::judged_answers::citations_table(&answers.citations) }
+            { super::judged_answers::grades_table(&answers.grades) }
             if !answers.matrix.is_empty() {
                 <h2>{ "Nuggets per topic" }</h2>
                 <label class="inline">{ "Topic " }

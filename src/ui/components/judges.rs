@@ -498,19 +498,21 @@ fn result_words(task: JudgeTaskChoice) -> (&'static str, &'static str, Option<Ta
         JudgeTaskChoice::NuggetsCreate | JudgeTaskChoice::NuggetsScore => {
             ("nuggets JSONL", "Evaluate → Answers", Some(Tab::Answers))
         }
-        JudgeTaskChoice::NuggetsAssign => {
-            ("assignments JSONL", "Evaluate → Answers", Some(Tab::Answers))
-        }
-        JudgeTaskChoice::Pairwise => ("pairwise CSV", "Evaluate → Tournament", Some(Tab::Tournament)),
-        JudgeTaskChoice::Pointwise => (
-            "grades CSV",
-            "No view shows pointwise grades yet: download the CSV (qid, agent, raw_answer, reasoning, score).",
-            None,
+        JudgeTaskChoice::NuggetsAssign => (
+            "assignments JSONL",
+            "Evaluate → Answers",
+            Some(Tab::Answers),
         ),
+        JudgeTaskChoice::Pairwise => (
+            "pairwise CSV",
+            "Evaluate → Tournament",
+            Some(Tab::Tournament),
+        ),
+        JudgeTaskChoice::Pointwise => ("grades CSV", "Evaluate → Answers", Some(Tab::Answers)),
         JudgeTaskChoice::Citations => (
-            "citation scores JSONL",
-            "No view shows citation support yet: download the JSONL (run_id, qid, sentence, docid, support, score).",
-            None,
+            "citation judgments JSONL",
+            "Evaluate → Answers",
+            Some(Tab::Answers),
         ),
         JudgeTaskChoice::Utility => ("utilities", "Evaluate → RAG", Some(Tab::Rag)),
     }

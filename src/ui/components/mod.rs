@@ -12,6 +12,7 @@ pub mod error_panel;
 pub mod file_list;
 pub mod judge_batch;
 pub mod judge_inputs;
+pub mod judged_answers;
 pub mod judges;
 pub mod learn;
 pub mod nav;

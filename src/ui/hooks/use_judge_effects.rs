@@ -38,7 +38,7 @@ pub fn use_judge_effects(
             }
         },
     );
-    // Pointwise grades and citation scores have no view to load into: they are downloaded.
+    // Every task's result is loaded for its view (pointwise grades and citations: Answers).
     let outcome = judges
         .job
         .as_ref()

@@ -1,5 +1,7 @@
 //! `ragscope citations`: citation precision, recall and F1 per answer and run, and the no-answer
-//! rate, from Open RAG Eval results CSVs (its CitationMetric and NoAnswerMetric judgments).
+//! rate, from Open RAG Eval results CSVs (its CitationMetric and NoAnswerMetric judgments) or
+//! from the citation-support JSONL of `ragscope judge citations` (one run per `run_id`; no
+//! no-answer judgments there).
 //!
 //! JSON: `{"runs":[{"run_id":R,"precision":p,"recall":r,"f1":f,"answers_scored":n,
 //! "no_answer_rate":x|null,"answers":{QID:{"precision","recall","f1","answered"}}}]}`
@@ -8,6 +10,7 @@
 
 use std::process::ExitCode;
 
+use ragscope_eval::answers::citation_judgments;
 use ragscope_eval::answers::citations::{self, AnswerCitations, RunCitations};
 use ragscope_eval::answers::nuggetizer::file_stem;
 use ragscope_eval::answers::open_rag_eval;
@@ -22,13 +25,20 @@ pub struct Args {
     pub per_answer: bool,
     #[arg(long, value_enum, default_value = "table")]
     pub format: Format,
-    /// Open RAG Eval results CSVs (run_N_generation_score_citation_scores columns).
+    /// Open RAG Eval results CSVs (run_N_generation_score_citation_scores columns), or
+    /// citation-support JSONL from `ragscope judge citations` (recognised by a leading `{`).
     #[arg(required = true)]
     pub results: Vec<String>,
 }
 
 fn read(path: &str) -> Result<Vec<RunCitations>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+    let head = bytes.iter().find(|b| !b.is_ascii_whitespace());
+    if head == Some(&b'{') || bytes.starts_with("\u{feff}{".as_bytes()) {
+        let judgments = citation_judgments::parse(path, &bytes).map_err(|e| e.to_string())?;
+        return Ok(citation_judgments::score_runs(&judgments));
+    }
+    let file = bytes.as_slice();
     let scored = open_rag_eval::read_results(path, file).map_err(|e| e.to_string())?;
     let stem = file_stem(path);
     let mut runs: Vec<(u32, Vec<AnswerCitations>)> = Vec::new();

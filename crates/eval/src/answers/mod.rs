@@ -4,6 +4,7 @@
 
 pub mod agreement_report;
 pub mod bradley_terry;
+pub mod citation_judgments;
 pub mod citations;
 pub mod elo;
 pub mod exact_mean;
@@ -14,6 +15,7 @@ pub mod leaderboard;
 pub mod nugget_scores;
 pub mod nuggetizer;
 pub mod open_rag_eval;
+pub mod pointwise_grades;
 pub mod ragelo_csv;
 pub mod ragelo_jsonl;
 pub mod topic_scores;

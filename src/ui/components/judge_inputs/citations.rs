@@ -20,7 +20,7 @@ pub fn citations_inputs(props: &Props) -> Html {
                 <strong>{ if names.is_empty() { "— load a TREC RAG answer JSONL" } else { names.as_str() } }</strong>
                 { " · Passages: " }<strong>{ inputs.passages.as_ref().map_or("— load a passages JSONL (the cited docids)", |t| t.1.as_str()) }</strong>
             </p>
-            <p class="hint">{ "full / partial / none (1 / 0.5 / 0) for each answer sentence and passage it cites (Open RAG Eval). No view shows these scores yet: download the JSONL." }</p>
+            <p class="hint">{ "full / partial / none (1 / 0.5 / 0) for each answer sentence and passage it cites (Open RAG Eval). The judgments are loaded for the Answers view (citation precision, recall and F1 per run and topic)." }</p>
         </>
     }
 }

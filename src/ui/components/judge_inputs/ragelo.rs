@@ -26,7 +26,7 @@ pub fn ragelo_inputs(props: &Props) -> Html {
     };
     let note = match form.task {
         JudgeTaskChoice::Pairwise => "Every pair of agents per query, judged in both orders: agreeing verdicts give the winner, disagreeing ones a tie. The games are loaded for the Tournament view (Elo, Bradley–Terry).",
-        _ => "A grade 0–2 with reasoning for each answer. No view shows grades yet: download the CSV.",
+        _ => "A grade 0–2 with reasoning for each answer. The grades are loaded for the Answers view (mean grade per agent, failed judgments shown as failed).",
     };
     html! {
         <>
