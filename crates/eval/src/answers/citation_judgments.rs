@@ -103,21 +103,24 @@ pub fn score_runs(judgments: &[SupportJudgment]) -> Vec<RunCitations> {
             Some(i) => &mut runs[i].1,
             None => {
                 runs.push((&j.run_id, Vec::new()));
-                &mut runs.last_mut().expect("just pushed").1
+                let last = runs.len() - 1;
+                &mut runs[last].1
             }
         };
         let answer = match run.iter().position(|(q, _)| *q == j.qid) {
             Some(i) => &mut run[i].1,
             None => {
                 run.push((&j.qid, Vec::new()));
-                &mut run.last_mut().expect("just pushed").1
+                let last = run.len() - 1;
+                &mut run[last].1
             }
         };
         let part = match answer.iter().position(|(s, _)| *s == j.sentence) {
             Some(i) => &mut answer[i].1,
             None => {
                 answer.push((j.sentence, PartJudgments::default()));
-                &mut answer.last_mut().expect("just pushed").1
+                let last = answer.len() - 1;
+                &mut answer[last].1
             }
         };
         if let Some(d) = &j.docid {
