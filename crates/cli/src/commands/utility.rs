@@ -252,7 +252,12 @@ fn json_mode(
         })?;
         for ((ei, pi, _, _), p) in batch.iter().zip(ps) {
             let passage = &mut examples[*ei]["passages"][*pi];
-            set_no_res_prob(passage, model_name, p);
+            ragscope_judge::task::utility_io::set_model_field(
+                passage,
+                model_name,
+                "no_res_prob",
+                p,
+            );
         }
         bar.inc(batch.len() as u64);
     }
@@ -287,29 +292,6 @@ fn example_label(ex: &Value) -> String {
         .and_then(Value::as_str)
         .map(|id| format!(" ({id})"))
         .unwrap_or_default()
-}
-
-fn set_no_res_prob(passage: &mut Value, model_name: &str, p: f64) {
-    let Some(obj) = passage.as_object_mut() else {
-        return;
-    };
-    let info = obj
-        .entry("models_info")
-        .or_insert_with(|| Value::Object(Default::default()));
-    if !info.is_object() {
-        *info = Value::Object(Default::default());
-    }
-    if let Some(info) = info.as_object_mut() {
-        let entry = info
-            .entry(model_name.to_string())
-            .or_insert_with(|| Value::Object(Default::default()));
-        if !entry.is_object() {
-            *entry = Value::Object(Default::default());
-        }
-        if let Some(entry) = entry.as_object_mut() {
-            entry.insert("no_res_prob".into(), Value::from(p));
-        }
-    }
 }
 
 // ---------------------------------------------------------------- run mode

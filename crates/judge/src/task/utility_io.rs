@@ -305,7 +305,9 @@ impl UtilityOutput {
     }
 }
 
-fn set_model_field(passage: &mut Value, model: &str, field: &str, p: f64) {
+/// Sets `models_info[model][field] = p` on one passage of a UDCG reference JSON, making the
+/// objects on the way (shared with `ragscope utility`, which writes `no_res_prob`).
+pub fn set_model_field(passage: &mut Value, model: &str, field: &str, p: f64) {
     let Some(obj) = passage.as_object_mut() else {
         return;
     };
