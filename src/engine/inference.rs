@@ -33,6 +33,19 @@ pub mod web;
 /// The CPU backend as the panel names it.
 pub const CPU_LABEL: &str = "CPU (in the worker, single-threaded)";
 
+/// A file name without its extension (`run.trec` -> `run`), as the downloads' names use it.
+pub(crate) fn file_stem(name: &str) -> &str {
+    name.rsplit_once('.').map_or(name, |(s, _)| s)
+}
+
+/// A model name as one whitespace-free token: the model column of a utilities TSV and the
+/// downloads' file names.
+pub(crate) fn name_key(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_whitespace() { '_' } else { c })
+        .collect()
+}
+
 /// A model opened in the worker: kept until another is opened or everything is forgotten.
 pub struct LocalModel {
     pub info: ModelInfo,
@@ -175,11 +188,7 @@ pub fn open_model(src: &dyn ByteSource, file_name: &str) -> Result<LocalModel, S
         ));
     }
     let info = model_info(&g, &model, file_name);
-    let key: String = info
-        .name
-        .chars()
-        .map(|c| if c.is_whitespace() { '_' } else { c })
-        .collect();
+    let key = name_key(&info.name);
     Ok(LocalModel {
         info,
         model,
@@ -346,9 +355,7 @@ impl Workspace {
                 });
             }
         }
-        let stem = run_name
-            .rsplit_once('.')
-            .map_or(run_name.as_str(), |(s, _)| s);
+        let stem = file_stem(run_name);
         Ok((format!("{stem}-top{k}"), items))
     }
 
@@ -404,10 +411,7 @@ impl Workspace {
                 local.key
             ));
         }
-        let stem = job
-            .source_name
-            .rsplit_once('.')
-            .map_or(job.source_name.as_str(), |(s, _)| s);
+        let stem = file_stem(&job.source_name);
         let name = format!("utilities-{}-{stem}.tsv", local.key);
         let done = Response::Compute(ComputeEvent::Done {
             result: job.result,

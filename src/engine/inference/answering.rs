@@ -322,15 +322,8 @@ impl Workspace {
         let Some(job) = self.answering.job.take() else {
             return vec![];
         };
-        let stem = job
-            .source_name
-            .rsplit_once('.')
-            .map_or(job.source_name.as_str(), |(s, _)| s);
-        let key: String = job
-            .model_name
-            .chars()
-            .map(|c| if c.is_whitespace() { '_' } else { c })
-            .collect();
+        let stem = super::file_stem(&job.source_name);
+        let key = super::name_key(&job.model_name);
         let name = format!("answers-{key}-{stem}.jsonl");
         let done = Response::Compute(ComputeEvent::Answers(AnswerEvent::Done(AnswersDone {
             result: job.result,

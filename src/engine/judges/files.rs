@@ -30,9 +30,7 @@ impl Source {
     /// The file name without its extension (the run id of an answer file without `run_id`, as
     /// the CLI does).
     pub fn stem(&self) -> &str {
-        self.name
-            .rsplit_once('.')
-            .map_or(self.name.as_str(), |(s, _)| s)
+        crate::engine::inference::file_stem(&self.name)
     }
 }
 

@@ -6,6 +6,7 @@
 
 use super::super::Workspace;
 use super::tasks::BuiltTask;
+use crate::engine::inference::{file_stem, name_key};
 use crate::protocol::compute::ComputeSource;
 use crate::protocol::judges::{GgufTemplateInfo, JudgeResponse, UtilityTemplate};
 use ragscope_infer::gguf::GgufFile;
@@ -99,7 +100,11 @@ impl Workspace {
                     rows.insert(p.key.clone(), (p.qid, p.docno, p.relevant));
                     pairs.push((p.key, p.prompt));
                 }
-                (pairs, UtilityOutput::Json(data), stem_of(name).to_string())
+                (
+                    pairs,
+                    UtilityOutput::Json(data),
+                    file_stem(name).to_string(),
+                )
             }
             ComputeSource::Run { run, k } => {
                 let (name, items) = self.run_items(*run, *k)?;
@@ -123,10 +128,7 @@ impl Workspace {
         };
         let items = task.items(pairs);
         let probe = prompts.probe_prompt()?;
-        let column: String = model_name
-            .chars()
-            .map(|c| if c.is_whitespace() { '_' } else { c })
-            .collect();
+        let column = name_key(&model_name);
         let view_name = format!("utilities-{column}-{stem}.tsv");
         let rows = Rc::new(rows);
         let finish = {
@@ -159,10 +161,6 @@ impl Workspace {
             ext,
         })
     }
-}
-
-fn stem_of(name: &str) -> &str {
-    name.rsplit_once('.').map_or(name, |(s, _)| s)
 }
 
 /// The exact values as `qid docno relevant no_res_prob model` (the compute-locally result's
