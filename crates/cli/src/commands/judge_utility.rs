@@ -10,10 +10,9 @@
 //! `<=p` (TSV) or `no_res_prob_upper_bound` (JSON), never as a plain number.
 
 use super::judge::{drive_rounds_in, setup, usage, CommonArgs};
-use super::utility::{read_passages, read_run_top_k, read_topics, Failure};
+use super::utility::{read_passages, read_run_top_k, read_topics, Failure, PassageInputs};
 use futures::executor::block_on;
 use ragscope_infer::gguf::GgufFile;
-use ragscope_infer::utility::PromptTemplate;
 use ragscope_judge::task::utility::{probe, Prompt, Scoring, Utility};
 use ragscope_judge::task::utility_io::{
     refused, run_key, udcg_json_items, ServerPrompts, UtilityOutput,
@@ -40,8 +39,8 @@ Run mode:   ... --topics T.tsv --passages P.jsonl --qrels Q --run R --k 5 -o U.t
 pub struct Args {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// UDCG reference JSON to fill (JSON mode).
-    pub input: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: PassageInputs,
     /// The served model's GGUF: its chat template and tokenizer (exact scoring).
     #[arg(long)]
     pub gguf: Option<PathBuf>,
@@ -52,24 +51,6 @@ pub struct Args {
     /// Key under models_info (default: the GGUF's general.name, else --model).
     #[arg(long)]
     pub model_name: Option<String>,
-    /// Topics file: `qid<TAB>question` per line (run mode).
-    #[arg(long)]
-    pub topics: Option<PathBuf>,
-    /// Passages JSONL: `{"docno": ..., "text": ...}` per line (run mode).
-    #[arg(long)]
-    pub passages: Option<PathBuf>,
-    /// TREC qrels `qid iter docno rel` (run mode); rel > 0 counts as relevant.
-    #[arg(long)]
-    pub qrels: Option<PathBuf>,
-    /// TREC run `qid Q0 docno rank score tag` (run mode); ranked like trec_eval.
-    #[arg(long)]
-    pub run: Option<PathBuf>,
-    /// Passages per query taken from the run (run mode).
-    #[arg(long, default_value_t = 5)]
-    pub k: usize,
-    /// JSON file {"system": ..., "user": "...{text}...{question}..."} replacing the paper's prompt.
-    #[arg(long)]
-    pub prompt_template: Option<PathBuf>,
 }
 
 fn err(m: impl Into<String>) -> Failure {
@@ -81,21 +62,11 @@ fn read_text(path: &Path) -> Result<String, Failure> {
 }
 
 pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
-    let run_mode = [&a.topics, &a.passages, &a.qrels, &a.run]
-        .iter()
-        .any(|o| o.is_some());
-    if run_mode == a.input.is_some() {
-        return Err(usage(
-            "give either INPUT.json, or all of --topics --passages --qrels --run (see --help)",
-        ));
-    }
-    if a.k == 0 {
+    a.inputs.check_mode()?;
+    if a.inputs.k == 0 {
         return Err(usage("--k must be at least 1"));
     }
-    let prompt = match &a.prompt_template {
-        Some(p) => PromptTemplate::from_json(&read_text(p)?, &p.display().to_string())?,
-        None => PromptTemplate::default(),
-    };
+    let prompt = a.inputs.prompt()?;
     let gguf = match &a.gguf {
         Some(path) => Some((GgufFile::open(path)?.0, path.display().to_string())),
         None => None,
@@ -127,7 +98,7 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
         .unwrap_or_else(|| a.common.model.clone());
     let scoring = r.scoring();
     let task = Rc::new(Utility::new(scoring.clone()));
-    let (prompts, output): Items = match &a.input {
+    let (prompts, output): Items = match &a.inputs.input {
         Some(input) => json_items(input, &r)?,
         None => run_items(&a, &r)?,
     };
@@ -177,17 +148,10 @@ fn json_items(input: &Path, r: &ServerPrompts) -> Result<Items, Failure> {
 }
 
 fn run_items(a: &Args, r: &ServerPrompts) -> Result<Items, Failure> {
-    let need = |o: &Option<PathBuf>, flag: &str| {
-        o.clone()
-            .ok_or_else(|| usage(format!("run mode needs {flag}")))
-    };
-    let topics_p = need(&a.topics, "--topics")?;
-    let passages_p = need(&a.passages, "--passages")?;
-    let qrels_p = need(&a.qrels, "--qrels")?;
-    let run_p = need(&a.run, "--run")?;
+    let [topics_p, passages_p, qrels_p, run_p] = a.inputs.run_files()?;
     let topics = read_topics(&topics_p)?;
     let qrels = super::common::read_qrels(&qrels_p.to_string_lossy()).map_err(err)?;
-    let ranked = read_run_top_k(&run_p, a.k)?;
+    let ranked = read_run_top_k(&run_p, a.inputs.k)?;
     let wanted: HashSet<String> = ranked.iter().flat_map(|(_, d)| d.iter().cloned()).collect();
     let passages = read_passages(&passages_p, &wanted)?;
     let mut out = Vec::new();

@@ -27,32 +27,14 @@ pub struct Args {
     /// GGUF model file (llama, qwen2, smollm or mistral architecture).
     #[arg(long)]
     pub model: PathBuf,
-    /// UDCG reference JSON to fill (JSON mode).
-    pub input: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: PassageInputs,
     /// Output file (JSON mode: default stdout; run mode: required, appended to and resumed).
     #[arg(short = 'o', long)]
     pub output: Option<PathBuf>,
     /// Key under models_info (default: the GGUF's general.name, else the file stem).
     #[arg(long)]
     pub model_name: Option<String>,
-    /// Topics file: `qid<TAB>question` per line (run mode).
-    #[arg(long)]
-    pub topics: Option<PathBuf>,
-    /// Passages JSONL: `{"docno": ..., "text": ...}` per line (run mode).
-    #[arg(long)]
-    pub passages: Option<PathBuf>,
-    /// TREC qrels `qid iter docno rel` (run mode); rel > 0 counts as relevant.
-    #[arg(long)]
-    pub qrels: Option<PathBuf>,
-    /// TREC run `qid Q0 docno rank score tag` (run mode); ranked like trec_eval.
-    #[arg(long)]
-    pub run: Option<PathBuf>,
-    /// Passages per query taken from the run (run mode).
-    #[arg(long, default_value_t = 5)]
-    pub k: usize,
-    /// JSON file {"system": ..., "user": "...{text}...{question}..."} replacing the paper's prompt.
-    #[arg(long)]
-    pub prompt_template: Option<PathBuf>,
     /// Jinja chat template file replacing the model's tokenizer.chat_template.
     #[arg(long)]
     pub chat_template: Option<PathBuf>,
@@ -72,6 +54,70 @@ pub struct Args {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// The passages to score and the prompt: the inputs `ragscope utility` and `ragscope judge
+/// utility` share (JSON mode: a UDCG reference JSON; run mode: topics, passages, qrels, a run).
+#[derive(clap::Args, Debug)]
+pub struct PassageInputs {
+    /// UDCG reference JSON to fill (JSON mode).
+    pub input: Option<PathBuf>,
+    /// Topics file: `qid<TAB>question` per line (run mode).
+    #[arg(long)]
+    pub topics: Option<PathBuf>,
+    /// Passages JSONL: `{"docno": ..., "text": ...}` per line (run mode).
+    #[arg(long)]
+    pub passages: Option<PathBuf>,
+    /// TREC qrels `qid iter docno rel` (run mode); rel > 0 counts as relevant.
+    #[arg(long)]
+    pub qrels: Option<PathBuf>,
+    /// TREC run `qid Q0 docno rank score tag` (run mode); ranked like trec_eval.
+    #[arg(long)]
+    pub run: Option<PathBuf>,
+    /// Passages per query taken from the run (run mode).
+    #[arg(long, default_value_t = 5)]
+    pub k: usize,
+    /// JSON file {"system": ..., "user": "...{text}...{question}..."} replacing the paper's prompt.
+    #[arg(long)]
+    pub prompt_template: Option<PathBuf>,
+}
+
+impl PassageInputs {
+    /// Exactly one of the two modes must be given.
+    pub(super) fn check_mode(&self) -> Result<(), Failure> {
+        let run_mode = [&self.topics, &self.passages, &self.qrels, &self.run]
+            .iter()
+            .any(|o| o.is_some());
+        if run_mode == self.input.is_some() {
+            return Err(Failure::Usage(
+                "give either INPUT.json, or all of --topics --passages --qrels --run (see --help)"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The paper's prompt, or the one in --prompt-template.
+    pub(super) fn prompt(&self) -> Result<PromptTemplate, Failure> {
+        Ok(match &self.prompt_template {
+            Some(p) => PromptTemplate::from_json(&read_text(p)?, &p.display().to_string())?,
+            None => PromptTemplate::default(),
+        })
+    }
+
+    /// Run mode's files: topics, passages, qrels, run (a usage error names the missing one).
+    pub(super) fn run_files(&self) -> Result<[PathBuf; 4], Failure> {
+        let need = |o: &Option<PathBuf>, flag: &str| {
+            o.clone()
+                .ok_or_else(|| Failure::Usage(format!("run mode needs {flag}")))
+        };
+        Ok([
+            need(&self.topics, "--topics")?,
+            need(&self.passages, "--passages")?,
+            need(&self.qrels, "--qrels")?,
+            need(&self.run, "--run")?,
+        ])
+    }
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -112,15 +158,7 @@ fn err(m: impl Into<String>) -> Failure {
 }
 
 fn run_inner(args: &Args) -> Result<(), Failure> {
-    let run_mode = [&args.topics, &args.passages, &args.qrels, &args.run]
-        .iter()
-        .any(|o| o.is_some());
-    if run_mode == args.input.is_some() {
-        return Err(Failure::Usage(
-            "give either INPUT.json, or all of --topics --passages --qrels --run (see --help)"
-                .into(),
-        ));
-    }
+    args.inputs.check_mode()?;
     if args.batch_size == 0 {
         return Err(Failure::Usage("--batch-size must be at least 1".into()));
     }
@@ -139,10 +177,7 @@ fn run_inner(args: &Args) -> Result<(), Failure> {
             model.n_vocab()
         )));
     }
-    let prompt = match &args.prompt_template {
-        Some(p) => PromptTemplate::from_json(&read_text(p)?, &p.display().to_string())?,
-        None => PromptTemplate::default(),
-    };
+    let prompt = args.inputs.prompt()?;
     let scorer = match &args.chat_template {
         Some(p) => NoResponseScorer::with_chat_template(
             &model,
@@ -163,7 +198,7 @@ fn run_inner(args: &Args) -> Result<(), Failure> {
                 .unwrap_or_else(|| "model".into()),
         },
     };
-    if let Some(input) = &args.input {
+    if let Some(input) = &args.inputs.input {
         json_mode(args, input, &scorer, &model_name)
     } else {
         run_mode_tsv(args, &scorer)
@@ -413,14 +448,11 @@ fn run_mode_tsv(args: &Args, scorer: &NoResponseScorer) -> Result<(), Failure> {
         o.clone()
             .ok_or_else(|| Failure::Usage(format!("run mode needs {flag}")))
     };
-    let topics_p = need(&args.topics, "--topics")?;
-    let passages_p = need(&args.passages, "--passages")?;
-    let qrels_p = need(&args.qrels, "--qrels")?;
-    let run_p = need(&args.run, "--run")?;
+    let [topics_p, passages_p, qrels_p, run_p] = args.inputs.run_files()?;
     let out_p = need(&args.output, "-o OUTPUT.tsv (it is also the resume state)")?;
     let topics = read_topics(&topics_p)?;
     let qrels = read_qrels(&qrels_p)?;
-    let ranked = read_run_top_k(&run_p, args.k)?;
+    let ranked = read_run_top_k(&run_p, args.inputs.k)?;
     let wanted: HashSet<String> = ranked.iter().flat_map(|(_, d)| d.iter().cloned()).collect();
     let passages = read_passages(&passages_p, &wanted)?;
     let done = resume_state(&out_p)?;
