@@ -19,7 +19,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, writeFile, mkdir, rm } from 'node:fs/promises';
 import {
   startServer, launch, recordRequests, screenshot, artifacts,
-  observeLongTasks, longTasks, WEBGPU_ARGS,
+  observeLongTasks, longTasks, WEBGPU_ARGS, skip,
 } from './harness.mjs';
 
 const fixtures = resolve(process.env.RAGSCOPE_INFER_FIXTURES ?? '../../crates/infer/tests/fixtures');
@@ -63,9 +63,9 @@ async function contextsFile(name, copies = 1) {
 }
 
 /** `ragscope answer --backend cpu` on `input`: its output file's text; null without the CLI. */
-async function cliAnswer(input, extra = []) {
+async function cliAnswer(t, input, extra = []) {
   if (!existsSync(CLI)) {
-    console.error(`SKIPPED: the CLI comparison (no ${CLI}; build it with cargo build -p ragscope-cli)`);
+    skip(t, `the CLI comparison (no ${CLI}; build it with cargo build -p ragscope-cli)`);
     return null;
   }
   const out = `${input}.cli.jsonl`;
@@ -131,7 +131,7 @@ function cliCorrelate(file) {
   return rows;
 }
 
-test('answers computed in the page equal llama.cpp and `ragscope answer`, and feed the correlation study', async () => {
+test('answers computed in the page equal llama.cpp and `ragscope answer`, and feed the correlation study', async (t) => {
   const browser = await launch();
   const { page, errors, requests } = await openApp(browser);
   const input = await contextsFile('contexts.jsonl');
@@ -153,7 +153,7 @@ test('answers computed in the page equal llama.cpp and `ragscope answer`, and fe
   assert.deepEqual(outcomes, ['correct', 'wrong', 'wrong', 'correct', 'wrong', 'wrong']);
   const shown = await page.$eval('#answer-done #answer-outcomes', (e) => [e.dataset.correct, e.dataset.abstain, e.dataset.wrong]);
   assert.deepEqual(shown, ['2', '0', '4']);
-  const cli = await cliAnswer(input, ['--erag']);
+  const cli = await cliAnswer(t, input, ['--erag']);
   if (cli !== null) assert.equal(jsonl, cli, 'the page writes ragscope answer\'s file byte for byte');
   await screenshot(page, 'desktop-compute-answers');
 
@@ -216,13 +216,13 @@ test('answers: pause keeps everything, resume finishes, cancel keeps nothing', a
   await browser.close();
 });
 
-test('answers on WebGPU (SwiftShader) equal the CLI\'s CPU answers', async () => {
+test('answers on WebGPU (SwiftShader) equal the CLI\'s CPU answers', async (t) => {
   const browser = await launch(WEBGPU_ARGS);
   const { page, errors, requests } = await openApp(browser);
   const input = await contextsFile('contexts-gpu.jsonl');
   await loadContextsAndModel(page, input);
   if (!(await page.$('#compute-gpu[data-webgpu="true"]'))) {
-    console.error(`SKIPPED: no WebGPU adapter in this Chromium (${await page.$eval('#compute-gpu', (e) => e.textContent)})`);
+    skip(t, `no WebGPU adapter in this Chromium (${await page.$eval('#compute-gpu', (e) => e.textContent)})`);
     await browser.close();
     return;
   }
@@ -233,7 +233,7 @@ test('answers on WebGPU (SwiftShader) equal the CLI\'s CPU answers', async () =>
   assert.equal(backend.kind, 'gpu', backend.text);
   assert.match(backend.text, /Answering on WebGPU: /);
   assertLlamaCpp(parse(jsonl), await expected());
-  const cli = await cliAnswer(input);
+  const cli = await cliAnswer(t, input);
   if (cli !== null) assert.equal(jsonl, cli, 'WebGPU answers = the CLI\'s CPU answers, byte for byte');
   await screenshot(page, 'desktop-compute-answers-webgpu');
   assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:')), []);

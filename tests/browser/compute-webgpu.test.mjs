@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import {
   startServer, launch, recordRequests, screenshot, shared, artifacts,
-  observeLongTasks, longTasks, WEBGPU_ARGS,
+  observeLongTasks, longTasks, WEBGPU_ARGS, skip,
 } from './harness.mjs';
 
 const fixtures = resolve(process.env.RAGSCOPE_INFER_FIXTURES ?? '../../crates/infer/tests/fixtures');
@@ -50,7 +50,7 @@ async function openApp(viewport = { width: 1280, height: 1000 }) {
 }
 
 /** Loads `files` and the model; false (after printing SKIPPED) when the worker has no WebGPU. */
-async function loadModelAndData(page, files, kind) {
+async function loadModelAndData(t, page, files, kind) {
   await page.setInputFiles('#file-input', files);
   await page.waitForFunction((n) => document.querySelectorAll('.file[data-kind]').length >= n,
     files.length, { timeout: 30_000 });
@@ -65,7 +65,7 @@ async function loadModelAndData(page, files, kind) {
     return true;
   }
   const why = await page.$eval('#compute-gpu', (e) => e.textContent);
-  console.error(`SKIPPED: no WebGPU adapter in this Chromium (${why})`);
+  skip(t, `no WebGPU adapter in this Chromium (${why})`);
   return false;
 }
 
@@ -75,9 +75,9 @@ async function llamaCpp() {
 }
 
 /** `ragscope utility --backend cpu` on the UDCG JSON: (example_id, doc_id) → p; null without the CLI. */
-async function cliUdcg() {
+async function cliUdcg(t) {
   if (!existsSync(CLI)) {
-    console.error(`SKIPPED: the CLI comparison (no ${CLI}; build it with cargo build -p ragscope-cli)`);
+    skip(t, `the CLI comparison (no ${CLI}; build it with cargo build -p ragscope-cli)`);
     return null;
   }
   await mkdir(artifacts, { recursive: true });
@@ -117,9 +117,9 @@ async function runInputs() {
 }
 
 /** `ragscope utility --backend cpu` in run mode: (qid, docno) → [relevant, p]; null without the CLI. */
-function cliRun(files, k) {
+function cliRun(t, files, k) {
   if (!existsSync(CLI)) {
-    console.error(`SKIPPED: the CLI comparison (no ${CLI})`);
+    skip(t, `the CLI comparison (no ${CLI})`);
     return null;
   }
   const out = join(artifacts, `cli-run-top${k}.tsv`);
@@ -154,9 +154,9 @@ async function memoryLine(page, label) {
   return m;
 }
 
-test('WebGPU computes the UDCG file\'s utilities equal to the CLI\'s CPU engine and llama.cpp; the weights are reused', async () => {
+test('WebGPU computes the UDCG file\'s utilities equal to the CLI\'s CPU engine and llama.cpp; the weights are reused', async (t) => {
   const { page, errors, requests } = await openApp();
-  if (!await loadModelAndData(page, [UDCG], 'udcg-json')) return page.close();
+  if (!await loadModelAndData(t, page, [UDCG], 'udcg-json')) return page.close();
   const gpu = await page.$eval('#compute-gpu', (e) => e.textContent);
   assert.match(gpu, /WebGPU adapter: .*shader-f16: (yes|no)/);
   assert.match(gpu, /maxStorageBufferBindingSize: \d+/);
@@ -170,7 +170,7 @@ test('WebGPU computes the UDCG file\'s utilities equal to the CLI\'s CPU engine 
   assert.ok(mem.wasm > 0 && mem.gpu > 0, mem.text);
 
   const oracle = await llamaCpp();
-  const cli = await cliUdcg();
+  const cli = await cliUdcg(t);
   assert.equal(rows.length, oracle.size, 'one row per passage');
   let worstCli = 0, worstLlama = 0;
   for (const [qid, docno, , p] of rows) {
@@ -200,10 +200,10 @@ test('WebGPU computes the UDCG file\'s utilities equal to the CLI\'s CPU engine 
   await page.close();
 });
 
-test('run + passages (TREC run, topics, passages JSONL, qrels): the top 3 per query on WebGPU equal the CLI\'s run mode', async () => {
+test('run + passages (TREC run, topics, passages JSONL, qrels): the top 3 per query on WebGPU equal the CLI\'s run mode', async (t) => {
   const { page, errors, requests } = await openApp();
   const files = await runInputs();
-  if (!await loadModelAndData(page, [files.topics, files.passages, files.qrels, files.run], 'run')) return page.close();
+  if (!await loadModelAndData(t, page, [files.topics, files.passages, files.qrels, files.run], 'run')) return page.close();
   for (const kind of ['topics', 'passages', 'qrels', 'run']) {
     assert.equal(await page.$$eval(`.file[data-kind="${kind}"]`, (f) => f.length), 1, kind);
   }
@@ -218,7 +218,7 @@ test('run + passages (TREC run, topics, passages JSONL, qrels): the top 3 per qu
   await memoryLine(page, 'run top 3 on WebGPU');
 
   const oracle = await llamaCpp();
-  const cli = await cliRun(files, 3);
+  const cli = await cliRun(t, files, 3);
   const examples = JSON.parse(await readFile(UDCG, 'utf8'));
   assert.equal(rows.length, 3 * examples.length);
   let worst = 0;
@@ -242,9 +242,9 @@ test('run + passages (TREC run, topics, passages JSONL, qrels): the top 3 per qu
   await page.close();
 });
 
-test('"WebGPU on a GPU, else CPU" passes a software adapter by and says so', async () => {
+test('"WebGPU on a GPU, else CPU" passes a software adapter by and says so', async (t) => {
   const { page, errors } = await openApp();
-  if (!await loadModelAndData(page, [UDCG], 'udcg-json')) return page.close();
+  if (!await loadModelAndData(t, page, [UDCG], 'udcg-json')) return page.close();
   await page.selectOption('#compute-backend-choice', 'auto');
   await page.click('#compute-start');
   await page.waitForSelector('#compute-done', { timeout: 120_000 });
@@ -254,7 +254,7 @@ test('"WebGPU on a GPU, else CPU" passes a software adapter by and says so', asy
     assert.equal(backend.kind, 'cpu', backend.text);
     assert.match(backend.text, /only WebGPU adapter is a CPU emulation/);
   } else {
-    console.error(`SKIPPED: the adapter is not SwiftShader (${adapter})`);
+    skip(t, `the adapter is not SwiftShader (${adapter})`);
   }
   assert.deepEqual(errors, []);
   await page.close();

@@ -47,6 +47,15 @@ export async function launch(extraArgs = []) {
 }
 
 /** WebGPU in headless Chromium without a GPU: a SwiftShader adapter (as tests/wasm/webdriver.json). */
+/**
+ * Marks the running test as skipped (node's summary counts it as skipped, never as passed) and
+ * says why on stderr. The caller returns, or leaves out the assertions the missing tool needed.
+ */
+export function skip(t, reason) {
+  console.error(`SKIPPED: ${reason}`);
+  t.skip(reason);
+}
+
 export const WEBGPU_ARGS = ['--enable-unsafe-webgpu', '--enable-unsafe-swiftshader'];
 
 /** Every request a page makes, to check that nothing leaves the app's own origin. */

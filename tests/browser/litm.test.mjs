@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
-import { startServer, launch, recordRequests, screenshot, artifacts, dist, WEBGPU_ARGS } from './harness.mjs';
+import { startServer, launch, recordRequests, screenshot, artifacts, dist, WEBGPU_ARGS, skip } from './harness.mjs';
 
 const fixtures = resolve(process.env.RAGSCOPE_INFER_FIXTURES ?? '../../crates/infer/tests/fixtures');
 const MODEL = join(fixtures, 'llama-f32.gguf');
@@ -151,9 +151,9 @@ function cli(contexts, dir) {
   return { answers, metrics };
 }
 
-function compareWithCli(label, got) {
+function compareWithCli(t, label, got) {
   if (!existsSync(CLI)) {
-    console.error(`SKIPPED: the CLI comparison (no ${CLI}; build it with cargo build -p ragscope-cli)`);
+    skip(t, `the CLI comparison (no ${CLI}; build it with cargo build -p ragscope-cli)`);
     return;
   }
   const dir = join(artifacts, `litm-cli-${label}`);
@@ -199,14 +199,14 @@ test('the bundled subset loads, and says how few questions keep the paper\'s dis
   await context.close();
 });
 
-test('a small run on the CPU equals the CLI, survives a reload, and is accessible', async () => {
+test('a small run on the CPU equals the CLI, survives a reload, and is accessible', async (t) => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
   const { page, errors, requests } = await openPage(context);
   const got = await run(page, 'cpu');
   assert.equal(got.gpu.gpu, false);
   assert.match(got.gpu.text, /CPU/);
   assert.equal(await page.$$eval('#litm-table tbody tr', (r) => r.length), 3);
-  compareWithCli('cpu', got);
+  compareWithCli(t, 'cpu', got);
   await screenshot(page, 'litm-desktop');
   await page.setViewportSize({ width: 390, height: 844 });
   await screenshot(page, 'litm-phone');
@@ -254,17 +254,17 @@ test('a small run on the CPU equals the CLI, survives a reload, and is accessibl
   await context.close();
 });
 
-test('the same run on WebGPU (SwiftShader) equals the CLI', async () => {
+test('the same run on WebGPU (SwiftShader) equals the CLI', async (t) => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const { page, errors, requests } = await openPage(context);
   // A fresh run: nothing from the CPU test's cache (same model and settings would restore it).
   await page.click('#litm-forget');
   const got = await run(page, 'gpu');
   if (!got.gpu.gpu) {
-    console.error(`SKIPPED: the WebGPU run (no WebGPU adapter in this Chromium: ${got.gpu.text})`);
+    skip(t, `the WebGPU run (no WebGPU adapter in this Chromium: ${got.gpu.text})`);
   } else {
     assert.match(got.gpu.text, /WebGPU/);
-    compareWithCli('webgpu', got);
+    compareWithCli(t, 'webgpu', got);
   }
   assert.deepEqual(errors, []);
   assert.deepEqual(requests.filter((u) => !u.startsWith(origin) && !u.startsWith('blob:') && !u.startsWith('data:')), []);

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { execFileSync } from 'node:child_process';
-import { startServer, launch, screenshot, shared } from './harness.mjs';
+import { startServer, launch, screenshot, shared, skip } from './harness.mjs';
 
 let server, origin, browser;
 const notebook = (f) => join(shared, 'data/ragelo/notebooks', f);
@@ -39,7 +39,7 @@ const leaderboard = (page) => page.$$eval('#leaderboard-0 tbody tr', (rows) => r
   agent: r.dataset.agent, elo: Number(r.dataset.elo), bt: Number(r.dataset.bt),
 })));
 
-test('RAGElo notebook experiment: the leaderboard equals the CLI and the scipy Bradley–Terry MLE', async () => {
+test('RAGElo notebook experiment: the leaderboard equals the CLI and the scipy Bradley–Terry MLE', async (t) => {
   const { page, errors } = await openApp();
   await page.setInputFiles('#file-input', ['queries.csv', 'documents.csv', 'answers.csv', 'pairwise_answers_evaluations.csv'].map(notebook));
   await page.waitForSelector('.file[data-kind="ragelo-games"]', { timeout: 60_000 });
@@ -62,7 +62,7 @@ test('RAGElo notebook experiment: the leaderboard equals the CLI and the scipy B
     const btCli = run('--model', 'bradley-terry');
     for (const row of shown) assert.equal(row.bt, btCli.ratings[row.agent].rating, row.agent);
   } else {
-    process.stderr.write(`SKIPPED: CLI comparison (no ${cli}; build it with cargo build -p ragscope-cli)\n`);
+    skip(t, `CLI comparison (no ${cli}; build it with cargo build -p ragscope-cli)`);
   }
 
   const flips = await page.textContent('#flips-0');
