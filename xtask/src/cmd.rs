@@ -13,8 +13,13 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
+/// When this xtask process started: every step prints its offset, so a CI log shows where
+/// the time goes.
+static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
 pub fn step(title: &str) {
-    eprintln!("\n\x1b[1;34m==> {title}\x1b[0m");
+    let t = STARTED.get_or_init(std::time::Instant::now).elapsed();
+    eprintln!("\n\x1b[1;34m==> [{:>4} s] {title}\x1b[0m", t.as_secs());
 }
 
 /// Runs a command, inheriting stdio; an error names the command and its exit status.

@@ -9,6 +9,23 @@ const FUZZ_SECONDS: u32 = 30;
 
 pub fn test(args: &[String]) -> Result {
     let quick = args.iter().any(|a| a == "--quick");
+    // `--only fuzz|wasm|browser`: one of the slow suites alone, for working on it (never CI).
+    if let Some(i) = args.iter().position(|a| a == "--only") {
+        return match args.get(i + 1).map(String::as_str) {
+            Some("fuzz") => fuzz(),
+            Some("wasm") => {
+                tools::ensure_all()?;
+                wasm_tests()
+            }
+            Some("browser") => {
+                tools::ensure_all()?;
+                browser_e2e()
+            }
+            other => Err(format!(
+                "--only takes fuzz, wasm or browser (got {other:?})"
+            )),
+        };
+    }
     let started = std::time::Instant::now();
 
     step("rustfmt");
@@ -117,60 +134,125 @@ fn fuzz() -> Result {
             "cargo fuzz list printed {targets:?}, but fuzz/Cargo.toml declares {want:?}"
         ));
     }
+    // One build of every target, then the targets run side by side, one per core: on the
+    // 2-core CI machine that halves the suite's fuzzing time (12 targets x 30 s). Each run's
+    // libFuzzer output goes to its own log (thousands of lines per target), whose tail is
+    // printed when it fails.
+    step("building the fuzz targets");
+    run(fuzz_cargo().args(["fuzz", "build"]).current_dir(&fuzz_dir))?;
+    let logs = root().join("target/fuzz-logs");
+    std::fs::create_dir_all(&logs).map_err(|e| format!("{}: {e}", logs.display()))?;
+    let parallel = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, 4);
+    step(&format!(
+        "fuzzing {} targets for {FUZZ_SECONDS} s each, {parallel} at a time",
+        targets.len()
+    ));
     let mut ran = 0;
-    for target in targets {
-        step(&format!("fuzzing {target} for {FUZZ_SECONDS} s"));
-        // `cargo xtask` runs under the stable toolchain's own cargo (not rustup's proxy), so
-        // the nightly one is reached through `rustup run`.
-        let mut c = match tools::fuzz_toolchain() {
-            tools::FuzzToolchain::Nightly => {
-                let mut c = Command::new("rustup");
-                c.args(["run", "nightly", "cargo"]);
-                c
-            }
-            tools::FuzzToolchain::BootstrapStable => {
-                let mut c = cmd::cargo();
-                c.env("RUSTC_BOOTSTRAP", "1");
-                c
-            }
-        };
-        c.env_remove("RUSTUP_TOOLCHAIN")
-            .env_remove("CARGO")
-            .env_remove("RUSTC")
-            .env_remove("RUSTDOC");
-        // Each target gets its own corpus folder under fuzz/corpus (git-ignored), seeded
-        // from fuzz/seeds/<target> when present, so runs start from real files.
-        let corpus = fuzz_dir.join("corpus").join(target);
-        std::fs::create_dir_all(&corpus).map_err(|e| e.to_string())?;
-        let seeds = fuzz_dir.join("seeds").join(target);
-        let mut run_args = vec![
-            "fuzz".to_string(),
-            "run".into(),
-            target.into(),
-            corpus.display().to_string(),
-        ];
-        if seeds.is_dir() {
-            run_args.push(seeds.display().to_string());
+    for chunk in targets.chunks(parallel) {
+        let mut children = Vec::new();
+        for &target in chunk {
+            let log_path = logs.join(format!("{target}.log"));
+            let log = std::fs::File::create(&log_path)
+                .map_err(|e| format!("{}: {e}", log_path.display()))?;
+            let err_log = log.try_clone().map_err(|e| e.to_string())?;
+            let mut c = fuzz_cargo();
+            c.args(fuzz_run_args(&fuzz_dir, target)?)
+                .current_dir(&fuzz_dir)
+                .stdout(log)
+                .stderr(err_log);
+            eprintln!("    $ {}  > {}", cmd::show(&c), log_path.display());
+            let child = c
+                .spawn()
+                .map_err(|e| format!("could not start cargo fuzz run {target}: {e}"))?;
+            children.push((target, log_path, child));
         }
-        run_args.extend([
-            "--".into(),
-            format!("-max_total_time={FUZZ_SECONDS}"),
-            "-rss_limit_mb=4096".into(),
-            "-max_len=65536".into(),
-        ]);
-        // A target's dictionary (fuzz/<target>.dict) steers libFuzzer towards its grammar.
-        let dict = fuzz_dir.join(format!("{target}.dict"));
-        if dict.is_file() {
-            run_args.push(format!("-dict={}", dict.display()));
+        let mut failed = Vec::new();
+        for (target, log_path, mut child) in children {
+            let status = child.wait().map_err(|e| e.to_string())?;
+            let text = std::fs::read_to_string(&log_path).unwrap_or_default();
+            let done = text
+                .lines()
+                .rev()
+                .find(|l| l.starts_with("Done "))
+                .unwrap_or("(no \"Done\" line)");
+            if status.success() {
+                eprintln!("    fuzz {target}: {done}");
+                ran += 1;
+            } else {
+                let tail: Vec<&str> = text.lines().rev().take(60).collect();
+                for line in tail.iter().rev() {
+                    eprintln!("    | {line}");
+                }
+                failed.push(format!(
+                    "fuzz target {target} failed ({status}); log: {}",
+                    log_path.display()
+                ));
+            }
         }
-        run(c.args(&run_args).current_dir(&fuzz_dir))?;
-        ran += 1;
+        if !failed.is_empty() {
+            return Err(failed.join("\n"));
+        }
     }
     if ran != want.len() {
         return Err(format!("ran {ran} fuzz targets of {}", want.len()));
     }
     eprintln!("fuzzing: {ran} targets ran for {FUZZ_SECONDS} s each");
     Ok(())
+}
+
+/// cargo with the toolchain cargo-fuzz needs. `cargo xtask` runs under the stable toolchain's
+/// own cargo (not rustup's proxy), so the nightly one is reached through `rustup run`.
+fn fuzz_cargo() -> Command {
+    let mut c = match tools::fuzz_toolchain() {
+        tools::FuzzToolchain::Nightly => {
+            let mut c = Command::new("rustup");
+            c.args(["run", "nightly", "cargo"]);
+            c
+        }
+        tools::FuzzToolchain::BootstrapStable => {
+            let mut c = cmd::cargo();
+            c.env("RUSTC_BOOTSTRAP", "1");
+            c
+        }
+    };
+    c.env_remove("RUSTUP_TOOLCHAIN")
+        .env_remove("CARGO")
+        .env_remove("RUSTC")
+        .env_remove("RUSTDOC");
+    c
+}
+
+/// `fuzz run <target> <corpus> [<seeds>] -- <libFuzzer options>`. Each target gets its own
+/// corpus folder under fuzz/corpus (git-ignored), seeded from fuzz/seeds/<target> when
+/// present, so runs start from real files.
+fn fuzz_run_args(fuzz_dir: &std::path::Path, target: &str) -> Result<Vec<String>> {
+    let corpus = fuzz_dir.join("corpus").join(target);
+    std::fs::create_dir_all(&corpus).map_err(|e| e.to_string())?;
+    let seeds = fuzz_dir.join("seeds").join(target);
+    let mut args = vec![
+        "fuzz".to_string(),
+        "run".into(),
+        target.into(),
+        corpus.display().to_string(),
+    ];
+    if seeds.is_dir() {
+        args.push(seeds.display().to_string());
+    }
+    args.extend([
+        "--".into(),
+        format!("-max_total_time={FUZZ_SECONDS}"),
+        "-rss_limit_mb=4096".into(),
+        "-max_len=65536".into(),
+    ]);
+    // A target's dictionary (fuzz/<target>.dict) steers libFuzzer towards its grammar.
+    let dict = fuzz_dir.join(format!("{target}.dict"));
+    if dict.is_file() {
+        args.push(format!("-dict={}", dict.display()));
+    }
+    Ok(args)
 }
 
 /// The `[[bin]]` names of fuzz/Cargo.toml (each is one fuzz target).
