@@ -10,6 +10,7 @@ pub mod detect;
 pub mod engine;
 pub mod export;
 pub mod export_tournament;
+pub mod idb;
 pub mod protocol;
 pub mod ui;
 

@@ -24,6 +24,8 @@ pub mod answering;
 pub mod answering_web;
 #[cfg(target_arch = "wasm32")]
 pub mod gpu;
+#[cfg(target_arch = "wasm32")]
+mod job_messages;
 pub mod litm;
 #[cfg(target_arch = "wasm32")]
 pub mod litm_web;

@@ -20,7 +20,9 @@ pub const BT_RESAMPLES: usize = 1000;
 #[derive(Default)]
 pub struct TournamentFiles {
     games: Vec<(FileId, String, Games)>,
-    /// Queries, documents and answers files: kept for their summary only (no view reads them yet).
+    /// The ids of the RAGElo queries, documents and answers files checked here (parsed for their
+    /// summary line, then dropped). Nothing reads this list: the pairwise and pointwise judges
+    /// read these files' text from `JudgeFiles::sources` (src/engine/judges/files.rs).
     tables: Vec<FileId>,
     /// The qrels that the current one replaced.
     pub previous_qrels: Option<(FileId, String, Qrels)>,

@@ -3,10 +3,9 @@
 //! (opening one creates it). "Forget everything" deletes the database and the flag.
 
 use crate::protocol::judges::ProviderChoice;
-use crate::ui::persist::{done, js_error, local_storage};
+use crate::ui::persist::{done, factory, js_error, local_storage, open};
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
-use web_sys::{IdbDatabase, IdbTransactionMode};
+use web_sys::IdbTransactionMode;
 
 const DB: &str = "ragscope-keys";
 const STORE: &str = "keys";
@@ -16,25 +15,6 @@ fn flagged() -> bool {
     local_storage()
         .and_then(|s| s.get_item(FLAG).ok().flatten())
         .is_some_and(|v| v == "1")
-}
-
-async fn open() -> Result<IdbDatabase, String> {
-    let factory = gloo::utils::window()
-        .indexed_db()
-        .map_err(js_error)?
-        .ok_or("this browser has no IndexedDB")?;
-    let request = factory.open_with_u32(DB, 1).map_err(js_error)?;
-    let target = request.clone();
-    let on_upgrade = Closure::once(move |_: web_sys::Event| {
-        if let Ok(db) = target.result().and_then(|r| r.dyn_into::<IdbDatabase>()) {
-            let _ = db.create_object_store(STORE);
-        }
-    });
-    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-    let db = done(&request).await?;
-    drop(on_upgrade);
-    db.dyn_into::<IdbDatabase>()
-        .map_err(|_| "IndexedDB returned no database".to_string())
 }
 
 /// Keeps `key` for `provider` (the user opted in).
@@ -51,7 +31,7 @@ pub async fn save(provider: ProviderChoice, key: &str) -> Result<(), String> {
 async fn write(
     op: impl FnOnce(&web_sys::IdbObjectStore) -> Result<web_sys::IdbRequest, JsValue>,
 ) -> Result<(), String> {
-    let db = open().await?;
+    let db = open(DB, STORE).await?;
     let result = async {
         let tx = db
             .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
@@ -70,7 +50,7 @@ pub async fn load(provider: ProviderChoice) -> Option<String> {
     if !flagged() {
         return None;
     }
-    let db = open().await.ok()?;
+    let db = open(DB, STORE).await.ok()?;
     let value = async {
         let tx = db.transaction_with_str(STORE).ok()?;
         let store = tx.object_store(STORE).ok()?;
@@ -97,11 +77,7 @@ pub async fn forget() -> Result<(), String> {
     if let Some(s) = local_storage() {
         let _ = s.remove_item(FLAG);
     }
-    let factory = gloo::utils::window()
-        .indexed_db()
-        .map_err(js_error)?
-        .ok_or("this browser has no IndexedDB")?;
-    let request = factory.delete_database(DB).map_err(js_error)?;
+    let request = factory()?.delete_database(DB).map_err(js_error)?;
     done(&request).await.map(|_| ())
 }
 
@@ -109,11 +85,7 @@ pub async fn forget() -> Result<(), String> {
 /// everything" deletes it too. The worker closes its connection after each use, so this is not
 /// blocked by an open one.
 pub async fn forget_cache() -> Result<(), String> {
-    let factory = gloo::utils::window()
-        .indexed_db()
-        .map_err(js_error)?
-        .ok_or("this browser has no IndexedDB")?;
-    let request = factory
+    let request = factory()?
         .delete_database(crate::engine::judges::CACHE_DB)
         .map_err(js_error)?;
     done(&request).await.map(|_| ())

@@ -2,11 +2,11 @@
 //! into memory here) kept in this browser's IndexedDB, so a reload brings the same evaluation
 //! back. Off unless the user turns it on; "Forget everything" deletes the database.
 
-use js_sys::{Array, Object, Promise, Reflect};
+use crate::idb::{self, IdbFailure};
+use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-use web_sys::{IdbDatabase, IdbRequest, IdbTransactionMode};
+use web_sys::{IdbDatabase, IdbFactory, IdbRequest, IdbTransactionMode};
 
 const DB: &str = "ragscope";
 const STORE: &str = "files";
@@ -44,46 +44,29 @@ pub(crate) fn js_error(e: JsValue) -> String {
 
 /// Waits for an IndexedDB request and returns its result.
 pub(crate) async fn done(request: &IdbRequest) -> Result<JsValue, String> {
-    let promise = Promise::new(&mut |resolve, reject| {
-        request.set_onsuccess(Some(&resolve));
-        request.set_onerror(Some(&reject));
-    });
-    JsFuture::from(promise).await.map_err(|_| {
-        request
-            .error()
-            .ok()
-            .flatten()
-            .map(|e| e.message())
-            .unwrap_or_else(|| "IndexedDB request failed".into())
-    })?;
-    request.result().map_err(js_error)
+    idb::done(request).await.map_err(failure)
 }
 
-async fn open() -> Result<IdbDatabase, String> {
-    let factory = gloo::utils::window()
+fn failure(f: IdbFailure) -> String {
+    f.message(|_, e| js_error(e))
+}
+
+/// This page's IndexedDB.
+pub(crate) fn factory() -> Result<IdbFactory, String> {
+    Ok(gloo::utils::window()
         .indexed_db()
         .map_err(js_error)?
-        .ok_or("this browser has no IndexedDB")?;
-    let request = factory.open_with_u32(DB, 1).map_err(js_error)?;
-    let upgrade_target = request.clone();
-    let on_upgrade = Closure::once(move |_: web_sys::Event| {
-        if let Ok(db) = upgrade_target
-            .result()
-            .and_then(|r| r.dyn_into::<IdbDatabase>())
-        {
-            let _ = db.create_object_store(STORE);
-        }
-    });
-    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-    let db = done(&request).await?;
-    drop(on_upgrade);
-    db.dyn_into::<IdbDatabase>()
-        .map_err(|_| "IndexedDB returned no database".to_string())
+        .ok_or("this browser has no IndexedDB")?)
+}
+
+/// Opens the page's database `name` with its object store `store`.
+pub(crate) async fn open(name: &str, store: &str) -> Result<IdbDatabase, String> {
+    idb::open(&factory()?, name, store).await.map_err(failure)
 }
 
 /// Replaces what is stored with `files` (name, blob), in order.
 pub async fn save(files: Vec<(String, web_sys::Blob)>) -> Result<(), String> {
-    let db = open().await?;
+    let db = open(DB, STORE).await?;
     let tx = db
         .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
         .map_err(js_error)?;
@@ -102,7 +85,7 @@ pub async fn save(files: Vec<(String, web_sys::Blob)>) -> Result<(), String> {
 
 /// The stored files, in the order they were saved.
 pub async fn load() -> Result<Vec<(String, web_sys::Blob)>, String> {
-    let db = open().await?;
+    let db = open(DB, STORE).await?;
     let tx = db.transaction_with_str(STORE).map_err(js_error)?;
     let store = tx.object_store(STORE).map_err(js_error)?;
     let all = done(&store.get_all().map_err(js_error)?).await?;
@@ -124,10 +107,6 @@ pub async fn load() -> Result<Vec<(String, web_sys::Blob)>, String> {
 /// Deletes the database and the opt-in flag.
 pub async fn forget() -> Result<(), String> {
     set_enabled(false);
-    let factory = gloo::utils::window()
-        .indexed_db()
-        .map_err(js_error)?
-        .ok_or("this browser has no IndexedDB")?;
-    let request = factory.delete_database(DB).map_err(js_error)?;
+    let request = factory()?.delete_database(DB).map_err(js_error)?;
     done(&request).await.map(|_| ())
 }

@@ -8,13 +8,13 @@
 
 use super::answering::GPU_STEP_PROMPTS;
 use super::gpu::{self, GpuSlot};
-use super::web::{choose_backend, now_seconds, probe_gpu, send};
+use super::job_messages::{read_messages, Next, RunningJob};
+use super::web::{choose_backend, now_seconds, send};
 use super::CPU_LABEL;
 use crate::engine::Workspace;
 use crate::protocol::answering::{AnswerEvent, AnswerStart};
 use crate::protocol::compute::{BackendInfo, ComputeEvent, ComputeRequest};
 use crate::protocol::{Request, Response};
-use futures::{FutureExt, StreamExt};
 use ragscope_infer::gpu::GpuError;
 use yew_agent::reactor::ReactorScope;
 
@@ -123,10 +123,36 @@ async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo
 /// Progress messages at most this often: each one re-renders the page.
 const PROGRESS_EVERY_S: f64 = 0.1;
 
-enum Next {
-    Go,
-    Stop,
-    Gone,
+/// The answer job, as the messages between its steps see it.
+struct Answers;
+
+impl RunningJob for Answers {
+    const WHAT: &'static str = "answers";
+
+    fn paused(ws: &mut Workspace) -> bool {
+        ws.answer_job().is_some_and(|j| j.progress.paused)
+    }
+
+    fn set_paused(ws: &mut Workspace, pause: bool) -> Option<Response> {
+        let job = ws.answer_job()?;
+        job.progress.paused = pause;
+        Some(event(AnswerEvent::Progress(job.progress)))
+    }
+
+    fn cancel(ws: &mut Workspace) -> Option<Response> {
+        ws.cancel_answers()
+    }
+
+    fn refuse(request: &ComputeRequest) -> Response {
+        match request {
+            ComputeRequest::Answer(_) => event(AnswerEvent::Failed(
+                "answers are already being computed".into(),
+            )),
+            _ => Response::Compute(ComputeEvent::Failed(
+                "answers are being computed; wait or cancel them first".into(),
+            )),
+        }
+    }
 }
 
 async fn run(scope: &mut Scope, ws: &mut Workspace) -> bool {
@@ -134,19 +160,10 @@ async fn run(scope: &mut Scope, ws: &mut Workspace) -> bool {
     loop {
         // Let the worker's event loop deliver queued messages (and post ours), then read them.
         gloo::timers::future::TimeoutFuture::new(0).await;
-        loop {
-            let paused = ws.answer_job().is_some_and(|j| j.progress.paused);
-            let message = if paused {
-                Some(scope.next().await)
-            } else {
-                scope.next().now_or_never()
-            };
-            let Some(message) = message else { break };
-            match on_message(scope, ws, message).await {
-                Next::Go => {}
-                Next::Stop => return true,
-                Next::Gone => return false,
-            }
+        match read_messages::<Answers>(scope, ws).await {
+            Next::Go => {}
+            Next::Stop => return true,
+            Next::Gone => return false,
         }
         let Some(job) = ws.answer_job() else {
             return true;
@@ -191,58 +208,4 @@ async fn run(scope: &mut Scope, ws: &mut Workspace) -> bool {
             }
         }
     }
-}
-
-async fn on_message(scope: &mut Scope, ws: &mut Workspace, message: Option<Request>) -> Next {
-    let Some(request) = message else {
-        return Next::Gone;
-    };
-    let responses = match request {
-        Request::Compute(ComputeRequest::Pause | ComputeRequest::Resume) => {
-            let pause = matches!(request, Request::Compute(ComputeRequest::Pause));
-            match ws.answer_job() {
-                Some(job) => {
-                    job.progress.paused = pause;
-                    vec![event(AnswerEvent::Progress(job.progress))]
-                }
-                None => vec![],
-            }
-        }
-        Request::Compute(ComputeRequest::Cancel) => {
-            if let Some(r) = ws.cancel_answers() {
-                if !send(scope, r).await {
-                    return Next::Gone;
-                }
-            }
-            return Next::Stop;
-        }
-        Request::Compute(ComputeRequest::ProbeGpu) => {
-            vec![Response::Compute(ComputeEvent::Gpu(probe_gpu().await))]
-        }
-        Request::Compute(ComputeRequest::LoseGpu) => {
-            if let Some(local) = &ws.local {
-                gpu::lose_device(local);
-            }
-            vec![]
-        }
-        Request::Compute(ComputeRequest::OpenModel { name, .. }) => {
-            vec![Response::Compute(ComputeEvent::ModelFailed(format!(
-                "{name}: answers are being computed; cancel first to open another model"
-            )))]
-        }
-        Request::Compute(ComputeRequest::Start { .. }) => vec![Response::Compute(
-            ComputeEvent::Failed("answers are being computed; wait or cancel them first".into()),
-        )],
-        Request::Compute(ComputeRequest::Answer(_)) => vec![event(AnswerEvent::Failed(
-            "answers are already being computed".into(),
-        ))],
-        // Files keep loading and evaluations keep running between prompts.
-        other => ws.handle(other),
-    };
-    for r in responses {
-        if !send(scope, r).await {
-            return Next::Gone;
-        }
-    }
-    Next::Go
 }

@@ -4,6 +4,7 @@
 //! each step on WebGPU (gpu.rs) or on the CPU.
 
 use super::gpu::{self, Outcome};
+use super::job_messages::{read_messages, Next, RunningJob};
 use super::{open_model, CPU_LABEL};
 use crate::blob_source::BlobSource;
 use crate::engine::Workspace;
@@ -11,7 +12,7 @@ use crate::protocol::compute::{
     BackendChoice, BackendInfo, ComputeEvent, ComputeRequest, GpuInfo, MemoryReport,
 };
 use crate::protocol::{Request, Response};
-use futures::{FutureExt, SinkExt, StreamExt};
+use futures::SinkExt;
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -261,33 +262,45 @@ async fn step(scope: &mut Scope, ws: &mut Workspace) -> Result<bool, String> {
     Ok(send(scope, Response::Compute(ComputeEvent::Backend(info))).await)
 }
 
-enum Next {
-    Go,
-    Stop,
-    Gone,
-}
-
 /// Progress messages at most this often: each one re-renders the page.
 const PROGRESS_EVERY_S: f64 = 0.1;
+
+/// The utilities job, as the messages between its steps see it.
+struct Utilities;
+
+impl RunningJob for Utilities {
+    const WHAT: &'static str = "utilities";
+
+    fn paused(ws: &mut Workspace) -> bool {
+        ws.job().is_some_and(|j| j.paused)
+    }
+
+    fn set_paused(ws: &mut Workspace, pause: bool) -> Option<Response> {
+        let job = ws.job()?;
+        job.paused = pause;
+        Some(Response::Compute(ComputeEvent::Progress(job.progress())))
+    }
+
+    fn cancel(ws: &mut Workspace) -> Option<Response> {
+        ws.cancel_compute()
+    }
+
+    fn refuse(_: &ComputeRequest) -> Response {
+        Response::Compute(ComputeEvent::Failed(
+            "utilities are already being computed".into(),
+        ))
+    }
+}
 
 async fn run_job(scope: &mut Scope, ws: &mut Workspace) -> bool {
     let mut last_progress = f64::NEG_INFINITY;
     loop {
         // Let the worker's event loop deliver queued messages (and post ours), then read them.
         gloo::timers::future::TimeoutFuture::new(0).await;
-        loop {
-            let paused = ws.job().is_some_and(|j| j.paused);
-            let message = if paused {
-                Some(scope.next().await)
-            } else {
-                scope.next().now_or_never()
-            };
-            let Some(message) = message else { break };
-            match on_message(scope, ws, message).await {
-                Next::Go => {}
-                Next::Stop => return true,
-                Next::Gone => return false,
-            }
+        match read_messages::<Utilities>(scope, ws).await {
+            Next::Go => {}
+            Next::Stop => return true,
+            Next::Gone => return false,
         }
         let Some(job) = ws.job() else { return true };
         if job.is_done() {
@@ -321,58 +334,4 @@ async fn run_job(scope: &mut Scope, ws: &mut Workspace) -> bool {
             }
         }
     }
-}
-
-async fn on_message(scope: &mut Scope, ws: &mut Workspace, message: Option<Request>) -> Next {
-    let Some(request) = message else {
-        return Next::Gone;
-    };
-    let responses = match request {
-        Request::Compute(ComputeRequest::Pause | ComputeRequest::Resume) => {
-            let pause = matches!(request, Request::Compute(ComputeRequest::Pause));
-            match ws.job() {
-                Some(job) => {
-                    job.paused = pause;
-                    vec![Response::Compute(ComputeEvent::Progress(job.progress()))]
-                }
-                None => vec![],
-            }
-        }
-        Request::Compute(ComputeRequest::Cancel) => {
-            let out: Vec<Response> = ws.cancel_compute().into_iter().collect();
-            for r in out {
-                if !send(scope, r).await {
-                    return Next::Gone;
-                }
-            }
-            return Next::Stop;
-        }
-        Request::Compute(ComputeRequest::ProbeGpu) => {
-            vec![Response::Compute(ComputeEvent::Gpu(probe_gpu().await))]
-        }
-        Request::Compute(ComputeRequest::LoseGpu) => {
-            if let Some(local) = &ws.local {
-                gpu::lose_device(local);
-            }
-            vec![]
-        }
-        Request::Compute(ComputeRequest::OpenModel { name, .. }) => {
-            vec![Response::Compute(ComputeEvent::ModelFailed(format!(
-                "{name}: utilities are being computed; cancel first to open another model"
-            )))]
-        }
-        Request::Compute(ComputeRequest::Start { .. } | ComputeRequest::Answer(_)) => {
-            vec![Response::Compute(ComputeEvent::Failed(
-                "utilities are already being computed".into(),
-            ))]
-        }
-        // Files keep loading and evaluations keep running between passages.
-        other => ws.handle(other),
-    };
-    for r in responses {
-        if !send(scope, r).await {
-            return Next::Gone;
-        }
-    }
-    Next::Go
 }

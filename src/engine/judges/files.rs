@@ -3,6 +3,7 @@
 //! read. Errors carry `file:line` (and the column for JSON), never panic.
 
 use crate::protocol::{FileId, FileKind};
+use ragscope_judge::task::answer_jobs::Loaded;
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -31,6 +32,15 @@ impl Source {
     /// the CLI does).
     pub fn stem(&self) -> &str {
         crate::engine::inference::file_stem(&self.name)
+    }
+
+    /// The file for crates/judge's shared readers (answer_jobs).
+    pub fn loaded(&self) -> Loaded<'_> {
+        Loaded {
+            name: self.name.as_str().into(),
+            text: self.text.as_str().into(),
+            stem: self.stem().into(),
+        }
     }
 }
 

@@ -6,6 +6,7 @@
 //! deletes it from the page, and an open connection here would block that.
 
 use super::CACHE_DB;
+use crate::idb::{self, IdbFailure};
 use futures::future::LocalBoxFuture;
 use js_sys::Promise;
 use ragscope_judge::cache::CacheError;
@@ -30,21 +31,11 @@ fn err(what: &str, e: JsValue) -> CacheError {
 }
 
 async fn done(request: &IdbRequest) -> Result<JsValue, CacheError> {
-    let promise = Promise::new(&mut |resolve, reject| {
-        request.set_onsuccess(Some(&resolve));
-        request.set_onerror(Some(&reject));
-    });
-    JsFuture::from(promise).await.map_err(|_| {
-        CacheError(
-            request
-                .error()
-                .ok()
-                .flatten()
-                .map(|e| e.message())
-                .unwrap_or_else(|| "IndexedDB request failed".into()),
-        )
-    })?;
-    request.result().map_err(|e| err("result", e))
+    idb::done(request).await.map_err(failure)
+}
+
+fn failure(f: IdbFailure) -> CacheError {
+    CacheError(f.message(|step, e| err(step, e).0))
 }
 
 async fn open() -> Result<IdbDatabase, CacheError> {
@@ -55,20 +46,7 @@ async fn open() -> Result<IdbDatabase, CacheError> {
         .indexed_db()
         .map_err(|e| err("open", e))?
         .ok_or_else(|| CacheError("this browser has no IndexedDB".into()))?;
-    let request = factory
-        .open_with_u32(CACHE_DB, 1)
-        .map_err(|e| err("open", e))?;
-    let target = request.clone();
-    let on_upgrade = Closure::once(move |_: web_sys::Event| {
-        if let Ok(db) = target.result().and_then(|r| r.dyn_into::<IdbDatabase>()) {
-            let _ = db.create_object_store(STORE);
-        }
-    });
-    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-    let db = done(&request).await?;
-    drop(on_upgrade);
-    db.dyn_into::<IdbDatabase>()
-        .map_err(|_| CacheError("IndexedDB returned no database".into()))
+    idb::open(&factory, CACHE_DB, STORE).await.map_err(failure)
 }
 
 async fn get(key: CacheKey) -> Result<Option<CachedReply>, CacheError> {

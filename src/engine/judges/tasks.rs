@@ -6,16 +6,16 @@ use super::super::{ranked_docnos, Workspace};
 use super::files::Source;
 use crate::protocol::judges::TaskInputs;
 use crate::protocol::FileId;
-use ragscope_judge::task::citations::{read_cited, Citations};
+use ragscope_judge::task::answer_jobs::{self, CreateRounds, RageloInputs};
+use ragscope_judge::task::citations::Citations;
 use ragscope_judge::task::nuggets::{
-    pair_answers, read_answers, read_nuggets, NuggetAssign, NuggetCreate, NuggetScore, PoolTopic,
+    pair_answers, read_nuggets, NuggetAssign, NuggetCreate, NuggetScore, PoolTopic,
 };
-use ragscope_judge::task::pairwise::{self, documents_by_query, Pairwise};
+use ragscope_judge::task::pairwise::Pairwise;
 use ragscope_judge::task::pointwise::Pointwise;
 use ragscope_judge::task::umbrela::Umbrela;
 use ragscope_judge::{ItemRecord, JobItem, Task};
-use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Skipped items named in the estimate, at most.
@@ -28,13 +28,6 @@ pub type NextRound = Box<dyn FnMut(&[ItemRecord]) -> Vec<JobItem>>;
 pub type Finish = Box<dyn Fn(&[ItemRecord]) -> (String, Option<String>)>;
 /// A file (name, text) for the views when it differs from the output (utilities).
 pub type View = Box<dyn Fn(&[ItemRecord]) -> (String, String)>;
-
-/// RAGElo's three inputs: queries, answers, documents by query.
-type RageloInputs = (
-    Vec<pairwise::Query>,
-    Vec<pairwise::AgentAnswer>,
-    BTreeMap<String, Vec<(String, String)>>,
-);
 
 /// A task ready to run.
 pub struct BuiltTask {
@@ -117,18 +110,12 @@ impl Workspace {
         answers: FileId,
         documents: Option<FileId>,
     ) -> Result<RageloInputs, String> {
-        let q = self.source(queries, "RAGElo queries")?;
-        let a = self.source(answers, "RAGElo answers")?;
-        let queries = pairwise::read_queries(&q.text, &q.name)?;
-        let answers = pairwise::read_answers(&a.text, &a.name)?;
-        let docs = match documents {
-            Some(d) => {
-                let d = self.source(d, "RAGElo documents")?;
-                documents_by_query(&pairwise::read_documents(&d.text, &d.name)?)
-            }
-            None => BTreeMap::new(),
-        };
-        Ok((queries, answers, docs))
+        answer_jobs::ragelo(
+            (queries, "RAGElo queries"),
+            (answers, "RAGElo answers"),
+            documents.map(|d| (d, "RAGElo documents")),
+            |(id, what)| self.source(id, what).map(Source::loaded),
+        )
     }
 
     /// The task `inputs` names, with its items; errors say which file or item does not fit.
@@ -159,11 +146,9 @@ impl Workspace {
                 if answers.is_empty() {
                     return Err("load a TREC RAG answer file (JSONL) to assign nuggets to".into());
                 }
-                let mut all = Vec::new();
-                for id in answers {
-                    let a = self.source(*id, "answers")?;
-                    all.extend(read_answers(&a.text, &a.name, a.stem())?);
-                }
+                let all = answer_jobs::run_answers(answers, |id| {
+                    self.source(*id, "answers").map(Source::loaded)
+                })?;
                 let task = NuggetAssign::new(pair_answers(all, &topics)?);
                 let items = task.items();
                 single(Rc::new(task), items, "nuggets-assign", "jsonl")
@@ -179,17 +164,10 @@ impl Workspace {
                 let t = task.clone();
                 let mut built = single(task, items, "pairwise", "csv");
                 built.finish = Box::new(move |records| {
-                    let (games, flips) = pairwise::flips(records);
-                    let rate = if games > 0 {
-                        format!("{:.1}%", 100.0 * flips as f64 / games as f64)
-                    } else {
-                        "n/a".into()
-                    };
-                    let note = format!(
-                        "{games} games judged in both orders; position flips (orders disagree, \
-                         scored as a tie): {flips} ({rate})"
-                    );
-                    (t.write_output(records), Some(note))
+                    (
+                        t.write_output(records),
+                        Some(answer_jobs::flips_note(records)),
+                    )
                 });
                 built
             }
@@ -212,11 +190,9 @@ impl Workspace {
                         "load a TREC RAG answer file (JSONL) whose citations to check".into(),
                     );
                 }
-                let mut sentences = Vec::new();
-                for id in answers {
-                    let a = self.source(*id, "answers")?;
-                    sentences.extend(read_cited(&a.text, &a.name, a.stem())?);
-                }
+                let sentences = answer_jobs::cited_sentences(answers, |id| {
+                    self.source(*id, "answers").map(Source::loaded)
+                })?;
                 let task = Citations::default();
                 let items = task
                     .items(&sentences, texts)
@@ -347,40 +323,18 @@ impl Workspace {
                 list(&no_text)
             ));
         }
-        let task = Rc::new(NuggetCreate::default());
-        let pool = Rc::new(pool);
-        let current = Rc::new(RefCell::new(vec![Some(Vec::<String>::new()); pool.len()]));
-        let items = task.round(0, &pool, &current.borrow());
-        let round = Rc::new(RefCell::new(0usize));
+        let rounds = Rc::new(CreateRounds::new(NuggetCreate::default(), pool));
+        let items = rounds.first();
         let next_round: NextRound = {
-            let (task, pool, current) = (task.clone(), pool.clone(), current.clone());
-            Box::new(move |records| {
-                task.absorb(&pool, &mut current.borrow_mut(), records);
-                let mut r = round.borrow_mut();
-                *r += 1;
-                task.round(*r, &pool, &current.borrow())
-            })
+            let rounds = rounds.clone();
+            Box::new(move |records| rounds.next(records))
         };
         let finish: Finish = {
-            let task = task.clone();
-            Box::new(move |all| {
-                let cur = current.borrow();
-                let left_out = pool
-                    .iter()
-                    .zip(cur.iter())
-                    .filter(|(t, c)| c.is_none() || !NuggetCreate::complete(t, all))
-                    .count();
-                let note = (left_out > 0).then(|| {
-                    format!(
-                        "{left_out} topics have a failed or unjudged window and are not in the \
-                         nuggets file"
-                    )
-                });
-                (task.output(&pool, &cur, all), note)
-            })
+            let rounds = rounds.clone();
+            Box::new(move |all| rounds.finish(all))
         };
         Ok(BuiltTask {
-            task,
+            task: rounds.task(),
             items,
             next_round: Some(next_round),
             finish,

@@ -7,8 +7,8 @@ use crate::protocol::answering::{AnswerProgress, AnswerSource, AnswerStart, Answ
 use crate::protocol::compute::{BackendChoice, ComputeRequest};
 use crate::protocol::FileId;
 use crate::ui::answering_state::AnsweringState;
+use crate::ui::components::form_inputs::{on_checked, on_count, on_select};
 use crate::ui::download::save_text;
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -94,38 +94,15 @@ pub fn answer_panel(props: &Props) -> Html {
 
     let on_source = {
         let chosen = chosen.clone();
-        Callback::from(move |e: Event| {
-            if let Some(sel) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
-            {
-                chosen.set(Some(sel.value()));
-            }
-        })
+        on_select(move |v| chosen.set(Some(v)))
     };
     let on_erag = {
         let erag = erag.clone();
-        Callback::from(move |e: Event| {
-            if let Some(input) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-            {
-                erag.set(input.checked());
-            }
-        })
+        on_checked(move |on| erag.set(on))
     };
     let on_max_new = {
         let max_new = max_new.clone();
-        Callback::from(move |e: Event| {
-            if let Some(input) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-            {
-                if let Ok(v) = input.value().trim().parse::<usize>() {
-                    max_new.set(v.max(1));
-                }
-            }
-        })
+        on_count(move |v| max_new.set(v))
     };
     let send = |r: ComputeRequest| {
         let on_request = props.on_request.clone();

@@ -7,9 +7,9 @@ use crate::protocol::compute::{
     BackendChoice, BackendInfo, ComputeRequest, ComputeSource, GpuInfo, ModelInfo,
 };
 use crate::protocol::FileId;
+use crate::ui::components::form_inputs::{on_checked, on_count, on_model_file, on_select};
 use crate::ui::compute_state::{ComputeState, Finished};
 use crate::ui::download::save_text;
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -149,76 +149,28 @@ pub fn compute_panel(props: &Props) -> Html {
     let is_run = matches!(source, Some(ComputeSource::Run { .. }));
     let s = &props.state;
 
-    let on_pick = {
-        let on_request = props.on_request.clone();
-        Callback::from(move |e: Event| {
-            let Some(input) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-            else {
-                return;
-            };
-            let Some(file) = input.files().and_then(|l| l.get(0)) else {
-                return;
-            };
-            // An object URL: the worker reads the file through it, slice by slice.
-            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
-                on_request.emit(ComputeRequest::OpenModel {
-                    url,
-                    name: file.name(),
-                });
-            }
-        })
-    };
+    let on_pick = on_model_file(props.on_request.clone());
     let on_source = {
         let chosen = chosen.clone();
-        Callback::from(move |e: Event| {
-            if let Some(sel) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
-            {
-                chosen.set(Some(sel.value()));
-            }
-        })
+        on_select(move |v| chosen.set(Some(v)))
     };
     let on_k = {
         let k = k.clone();
-        Callback::from(move |e: Event| {
-            if let Some(input) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-            {
-                if let Ok(v) = input.value().trim().parse::<usize>() {
-                    k.set(v.max(1));
-                }
-            }
-        })
+        on_count(move |v| k.set(v))
     };
     let on_backend = {
         let backend = backend.clone();
-        Callback::from(move |e: Event| {
-            if let Some(sel) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
-            {
-                backend.set(match sel.value().as_str() {
-                    "gpu" => BackendChoice::Gpu,
-                    "cpu" => BackendChoice::Cpu,
-                    _ => BackendChoice::Auto,
-                });
-            }
+        on_select(move |v| {
+            backend.set(match v.as_str() {
+                "gpu" => BackendChoice::Gpu,
+                "cpu" => BackendChoice::Cpu,
+                _ => BackendChoice::Auto,
+            })
         })
     };
     let on_fallback = {
         let cpu_fallback = cpu_fallback.clone();
-        Callback::from(move |e: Event| {
-            if let Some(input) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-            {
-                cpu_fallback.set(input.checked());
-            }
-        })
+        on_checked(move |on| cpu_fallback.set(on))
     };
     let send = |r: ComputeRequest| {
         let on_request = props.on_request.clone();

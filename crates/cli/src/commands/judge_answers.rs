@@ -4,15 +4,15 @@
 
 use super::judge::{drive, drive_rounds, usage, CommonArgs};
 use super::utility::{read_passages, Failure};
-use ragscope_judge::task::citations::{read_cited, Citations};
+use ragscope_judge::task::answer_jobs::{self, CreateRounds, Loaded, RageloInputs};
+use ragscope_judge::task::citations::Citations;
 use ragscope_judge::task::nuggets::{
-    pair_answers, read_answers, read_nuggets, read_pool, NuggetAssign, NuggetCreate, NuggetScore,
+    pair_answers, read_nuggets, read_pool, NuggetAssign, NuggetCreate, NuggetScore,
 };
-use ragscope_judge::task::pairwise::{self, documents_by_query, Pairwise};
+use ragscope_judge::task::pairwise::Pairwise;
 use ragscope_judge::task::pointwise::Pointwise;
 use ragscope_judge::ItemRecord;
-use std::cell::RefCell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::rc::Rc;
@@ -101,6 +101,16 @@ fn stem(path: &Path) -> String {
         .unwrap_or_default()
 }
 
+/// A file for crates/judge's shared readers: named by its path.
+fn load(path: impl AsRef<Path>) -> Result<Loaded<'static>, Failure> {
+    let path = path.as_ref();
+    Ok(Loaded {
+        name: path.display().to_string().into(),
+        text: read(path)?.into(),
+        stem: stem(path).into(),
+    })
+}
+
 pub(super) fn nuggets(cmd: NuggetsCmd) -> Result<ExitCode, Failure> {
     match cmd {
         NuggetsCmd::Create(a) => create(a),
@@ -112,10 +122,7 @@ pub(super) fn nuggets(cmd: NuggetsCmd) -> Result<ExitCode, Failure> {
         }
         NuggetsCmd::Assign(a) => {
             let topics = read_nuggets(&read(&a.nuggets)?, &a.nuggets.display().to_string())?;
-            let mut answers = Vec::new();
-            for p in &a.answers {
-                answers.extend(read_answers(&read(p)?, &p.display().to_string(), &stem(p))?);
-            }
+            let answers = answer_jobs::run_answers(&a.answers, load)?;
             let pairs = pair_answers(answers, &topics)?;
             let task = NuggetAssign::new(pairs);
             let items = task.items();
@@ -126,58 +133,18 @@ pub(super) fn nuggets(cmd: NuggetsCmd) -> Result<ExitCode, Failure> {
 
 fn create(a: CreateArgs) -> Result<ExitCode, Failure> {
     let topics = read_pool(&read(&a.pool)?, &a.pool.display().to_string(), a.min_grade)?;
-    let task = Rc::new(NuggetCreate::default());
-    let current = RefCell::new(vec![Some(Vec::<String>::new()); topics.len()]);
-    let first = task.round(0, &topics, &current.borrow());
-    let round = RefCell::new(0usize);
-    let (t2, t3) = (task.clone(), task.clone());
-    let topics_ref = &topics;
+    let rounds = CreateRounds::new(NuggetCreate::default(), topics);
     drive_rounds(
         &a.common,
-        task,
-        first,
-        &mut |records: &[ItemRecord]| {
-            t2.absorb(topics_ref, &mut current.borrow_mut(), records);
-            let mut r = round.borrow_mut();
-            *r += 1;
-            t2.round(*r, topics_ref, &current.borrow())
-        },
-        &|all: &[ItemRecord]| {
-            let cur = current.borrow();
-            let left_out = topics_ref
-                .iter()
-                .zip(cur.iter())
-                .filter(|(t, c)| c.is_none() || !NuggetCreate::complete(t, all))
-                .count();
-            let note = (left_out > 0).then(|| {
-                format!(
-                    "{left_out} topics have a failed or unjudged window and are not in the \
-                     nuggets file"
-                )
-            });
-            (t3.output(topics_ref, &cur, all), note)
-        },
+        rounds.task(),
+        rounds.first(),
+        &mut |records: &[ItemRecord]| rounds.next(records),
+        &|all: &[ItemRecord]| rounds.finish(all),
     )
 }
 
-/// RAGElo's three inputs: queries, answers, documents by query.
-type RageloInputs = (
-    Vec<pairwise::Query>,
-    Vec<pairwise::AgentAnswer>,
-    BTreeMap<String, Vec<(String, String)>>,
-);
-
 fn ragelo_inputs(a: &PairwiseArgs) -> Result<RageloInputs, Failure> {
-    let queries = pairwise::read_queries(&read(&a.queries)?, &a.queries.display().to_string())?;
-    let answers = pairwise::read_answers(&read(&a.answers)?, &a.answers.display().to_string())?;
-    let docs = match &a.documents {
-        Some(p) => documents_by_query(&pairwise::read_documents(
-            &read(p)?,
-            &p.display().to_string(),
-        )?),
-        None => BTreeMap::new(),
-    };
-    Ok((queries, answers, docs))
+    answer_jobs::ragelo(&a.queries, &a.answers, a.documents.as_ref(), load)
 }
 
 pub(super) fn pairwise(a: PairwiseArgs) -> Result<ExitCode, Failure> {
@@ -191,16 +158,7 @@ pub(super) fn pairwise(a: PairwiseArgs) -> Result<ExitCode, Failure> {
         items,
         &mut |_| Vec::new(),
         &|records: &[ItemRecord]| {
-            let (games, flips) = pairwise::flips(records);
-            let rate = if games > 0 {
-                format!("{:.1}%", 100.0 * flips as f64 / games as f64)
-            } else {
-                "n/a".into()
-            };
-            let note = format!(
-                "{games} games judged in both orders; position flips (orders disagree, scored as \
-                 a tie): {flips} ({rate})"
-            );
+            let note = answer_jobs::flips_note(records);
             (ragscope_judge::Task::write_output(&*t, records), Some(note))
         },
     )
@@ -214,10 +172,7 @@ pub(super) fn pointwise(a: PairwiseArgs) -> Result<ExitCode, Failure> {
 }
 
 pub(super) fn citations(a: CitationsArgs) -> Result<ExitCode, Failure> {
-    let mut sentences = Vec::new();
-    for p in &a.answers {
-        sentences.extend(read_cited(&read(p)?, &p.display().to_string(), &stem(p))?);
-    }
+    let sentences = answer_jobs::cited_sentences(&a.answers, load)?;
     let wanted: HashSet<String> = sentences.iter().flat_map(|s| s.docids.clone()).collect();
     let passages = read_passages(&a.passages, &wanted)?;
     let task = Citations::default();

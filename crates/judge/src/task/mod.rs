@@ -5,6 +5,7 @@
 //! to providers, retries, cache or budget.
 
 pub mod answer_equivalence;
+pub mod answer_jobs;
 pub mod citations;
 pub mod nuggets;
 pub mod pairwise;

@@ -6,9 +6,9 @@
 
 use super::state::{BuilderAction, BuilderState};
 use crate::protocol::compute::{BackendChoice, ComputeRequest, ComputeSource, PassageToScore};
+use crate::ui::components::form_inputs::{on_model_file, on_select};
 use crate::ui::compute_state::ComputeState;
 use std::rc::Rc;
-use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -89,40 +89,15 @@ pub fn recompute(props: &Props) -> Html {
         });
     }
 
-    let on_pick = {
-        let on_compute = props.on_compute.clone();
-        Callback::from(move |e: Event| {
-            let Some(input) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-            else {
-                return;
-            };
-            let Some(file) = input.files().and_then(|l| l.get(0)) else {
-                return;
-            };
-            // An object URL: the worker reads the file through it, slice by slice.
-            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
-                on_compute.emit(ComputeRequest::OpenModel {
-                    url,
-                    name: file.name(),
-                });
-            }
-        })
-    };
+    let on_pick = on_model_file(props.on_compute.clone());
     let on_backend = {
         let backend = backend.clone();
-        Callback::from(move |e: Event| {
-            if let Some(sel) = e
-                .target()
-                .and_then(|t| t.dyn_into::<web_sys::HtmlSelectElement>().ok())
-            {
-                backend.set(if sel.value() == "cpu" {
-                    BackendChoice::Cpu
-                } else {
-                    BackendChoice::Auto
-                });
-            }
+        on_select(move |v| {
+            backend.set(if v == "cpu" {
+                BackendChoice::Cpu
+            } else {
+                BackendChoice::Auto
+            })
         })
     };
     let todo = passages(&props.state);
