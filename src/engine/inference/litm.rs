@@ -282,27 +282,48 @@ impl LitmJob {
         prompt_tokens: usize,
     ) -> LitmEvent {
         let (q, position) = self.tasks[task];
-        let question = &self.questions[q];
-        let ctx = context(question, self.k, position).unwrap_or_default();
-        let p = self.utilities[q].as_deref().unwrap_or(&[]);
-        let [ndcg, map, mrr, precision, udcg] = scores(&ctx, question, self.k, p);
-        let o = outcome(&answer, &question.answers, true);
         self.next_task = task + 1;
         self.done += 1;
-        LitmEvent::Item(LitmItem {
-            qid: question.qid.clone(),
+        LitmEvent::Item(item_of(
+            &self.questions[q],
+            self.k,
             position,
-            correct: o == Outcome::Correct,
-            abstain: o == Outcome::Abstain,
             answer,
+            self.utilities[q].as_deref(),
             p_no_response,
-            ndcg,
-            map,
-            mrr,
-            precision,
-            udcg,
             prompt_tokens,
-        })
+        ))
+    }
+}
+
+/// One context's result: the answer's outcome by the lost-in-the-middle scorer (crates/eval
+/// `answer_match::outcome`) and the metrics of the context; UDCG only with the passages'
+/// p(NO-RESPONSE) (`utilities`, in [`utility_passages`]' order), else `None`.
+pub fn item_of(
+    question: &LitmQuestion,
+    k: usize,
+    position: usize,
+    answer: String,
+    utilities: Option<&[f64]>,
+    p_no_response: Option<f64>,
+    prompt_tokens: usize,
+) -> LitmItem {
+    let ctx = context(question, k, position).unwrap_or_default();
+    let [ndcg, map, mrr, precision, udcg] = scores(&ctx, question, k, utilities.unwrap_or(&[]));
+    let o = outcome(&answer, &question.answers, true);
+    LitmItem {
+        qid: question.qid.clone(),
+        position,
+        correct: o == Outcome::Correct,
+        abstain: o == Outcome::Abstain,
+        answer,
+        p_no_response,
+        ndcg,
+        map,
+        mrr,
+        precision,
+        udcg: utilities.map(|_| udcg),
+        prompt_tokens,
     }
 }
 
@@ -383,6 +404,9 @@ impl Workspace {
 
     /// Natively (tests, and the reactor off the browser): the whole experiment on the CPU.
     pub(in crate::engine) fn handle_litm(&mut self, request: LitmRequest) -> Vec<Response> {
+        if request.is_remote() {
+            return crate::engine::litm_remote::handle_now(request);
+        }
         if matches!(request, LitmRequest::Cancel) {
             return self
                 .end_litm()
@@ -509,7 +533,7 @@ mod tests {
             (0.5, 0.5, 0.5)
         );
         let x: f64 = 0.75 / 2.0 - (1.0 / 3.0) * 0.5 / 2.0;
-        assert!((items[1].udcg - 1.0 / (1.0 + (-x).exp())).abs() < 1e-12);
+        assert!((items[1].udcg.unwrap() - 1.0 / (1.0 + (-x).exp())).abs() < 1e-12);
         assert!(items
             .iter()
             .all(|i| i.p_no_response.is_some_and(|p| (0.0..=1.0).contains(&p))));

@@ -27,6 +27,10 @@ pub struct LearnProps {
     pub compute: crate::ui::compute_state::ComputeState,
     #[prop_or_default]
     pub on_compute: Callback<crate::protocol::compute::ComputeRequest>,
+    /// The Judges page's state (its provider settings serve the lost-in-the-middle page's
+    /// remote model).
+    #[prop_or_default]
+    pub judges: Option<UseReducerHandle<crate::ui::judges_state::JudgeState>>,
 }
 
 #[function_component(LearnPage)]
@@ -35,7 +39,9 @@ pub fn learn_page(props: &LearnProps) -> Html {
     match name.trim_end_matches('/') {
         "udcg-vs-ndcg" => html! { <udcg_vs_ndcg::UdcgVsNdcg query={query.to_string()}
         compute={props.compute.clone()} on_compute={props.on_compute.clone()} /> },
-        "lost-in-the-middle" => html! { <lost_in_middle::LostInTheMiddle /> },
+        "lost-in-the-middle" => {
+            html! { <lost_in_middle::LostInTheMiddle judges={props.judges.clone()} /> }
+        }
         other => html! {
             <section class="learn" aria-labelledby="learn-title">
                 <h2 id="learn-title">{ "Learn" }</h2>

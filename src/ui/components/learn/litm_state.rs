@@ -2,7 +2,7 @@
 //! experiment's settings, the results per (question, position) and their summary per position.
 
 use crate::protocol::compute::{BackendChoice, BackendInfo, ComputeEvent, ModelInfo};
-use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion};
+use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion, RemoteEstimate, RemoteModel};
 use crate::protocol::Response;
 use ragscope_eval::stats::paired::bootstrap_mean_ci;
 use serde::{Deserialize, Serialize};
@@ -235,10 +235,33 @@ pub struct Saved {
     pub items: Vec<LitmItem>,
 }
 
+/// Which model answers: a GGUF run in this tab, or a remote LLM through the Judges layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ModelSource {
+    #[default]
+    Local,
+    Remote,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct LitmState {
     pub data: Option<Result<Rc<LitmData>, String>>,
+    pub source: ModelSource,
     pub model: Option<ModelInfo>,
+    /// The remote model as the Judges page's provider settings name it (`None`: not filled in).
+    pub remote: Option<RemoteModel>,
+    /// Remote calls that failed (after their retries), per (question, position): shown and
+    /// counted, never scored, never saved (a later run sends them again).
+    pub failed: BTreeMap<(String, usize), String>,
+    /// The estimate of a remote run, for the settings stamp it was made for.
+    pub estimate: Option<(String, RemoteEstimate)>,
+    /// The stamp of an estimate asked for and not yet answered.
+    pub estimating: Option<String>,
+    pub estimate_error: Option<String>,
+    /// A remote run is paused (requests in flight finish).
+    pub paused: bool,
+    /// HTTP requests a remote run sent, and their cost when the model has a price.
+    pub spent: Option<(u64, Option<f64>)>,
     /// "Opening …" or why the model could not be opened.
     pub model_note: Option<String>,
     pub k: usize,
@@ -262,7 +285,15 @@ impl Default for LitmState {
     fn default() -> Self {
         LitmState {
             data: None,
+            source: ModelSource::Local,
             model: None,
+            remote: None,
+            failed: BTreeMap::new(),
+            estimate: None,
+            estimating: None,
+            estimate_error: None,
+            paused: false,
+            spent: None,
             model_note: None,
             k: 10,
             positions: default_positions(10),
@@ -302,6 +333,11 @@ pub enum LitmAction {
     SetBackend(BackendChoice),
     /// Results found in IndexedDB for the current settings.
     Restored(Saved),
+    SetSource(ModelSource),
+    /// The Judges page's provider settings changed (`None`: incomplete).
+    SetRemote(Option<RemoteModel>),
+    /// An estimate of a remote run was asked for these settings (their stamp).
+    EstimateRequested(String),
     Started,
     /// The saved results were deleted (the shown ones too).
     Forgotten,
@@ -311,6 +347,15 @@ pub enum LitmAction {
 impl LitmState {
     /// Identifies an experiment in the cache: model, data, k, and what changes the answers.
     pub fn cache_key(&self) -> Option<String> {
+        if self.source == ModelSource::Remote {
+            let r = self.remote.as_ref()?;
+            return Some(format!(
+                "remote|{}|{}|k={}",
+                r.name(),
+                self.data_key(),
+                self.k
+            ));
+        }
         let m = self.model.as_ref()?;
         Some(format!(
             "{}|{}|{}|{}|k={}|p={}",
@@ -354,9 +399,28 @@ impl LitmState {
         }
     }
 
+    /// The model's name in titles and exports.
+    pub fn model_name(&self) -> Option<String> {
+        match self.source {
+            ModelSource::Local => self.model.as_ref().map(|m| m.name.clone()),
+            ModelSource::Remote => self.remote.as_ref().map(RemoteModel::name),
+        }
+    }
+
+    /// The current remote estimate, if it was made for `stamp`.
+    pub fn estimate_for(&self, stamp: &str) -> Option<&RemoteEstimate> {
+        self.estimate
+            .as_ref()
+            .filter(|(s, _)| s == stamp)
+            .map(|(_, e)| e)
+    }
+
     fn clear_results(&mut self) {
         self.utilities.clear();
         self.items.clear();
+        self.failed.clear();
+        self.estimate = None;
+        self.spent = None;
         self.cached = 0;
         self.progress = None;
         self.message = None;
@@ -372,7 +436,12 @@ impl LitmState {
                     .iter()
                     .filter_map(|q| self.items.get(&(q.to_string(), position)))
                     .collect();
-                PositionSummary::of(position, &items)
+                let mut s = PositionSummary::of(position, &items);
+                s.failed = qids
+                    .iter()
+                    .filter(|q| self.failed.contains_key(&(q.to_string(), position)))
+                    .count();
+                s
             })
             .collect()
     }
@@ -383,7 +452,10 @@ impl LitmState {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct PositionSummary {
     pub position: usize,
+    /// Contexts answered (a failed remote call is not one).
     pub n: usize,
+    /// Remote calls that failed at this position (not in `n`, not in the accuracy).
+    pub failed: usize,
     pub accuracy: f64,
     pub band: Option<(f64, f64)>,
     pub abstain: f64,
@@ -423,7 +495,13 @@ impl PositionSummary {
             map: mean(items.iter().map(|i| i.map)),
             mrr: mean(items.iter().map(|i| i.mrr)),
             precision: mean(items.iter().map(|i| i.precision)),
-            udcg: mean(items.iter().map(|i| i.udcg)),
+            // Only when every context has it (a remote model gives none).
+            udcg: items
+                .iter()
+                .map(|i| i.udcg)
+                .collect::<Option<Vec<f64>>>()
+                .map_or(f64::NAN, |u| mean(u.into_iter())),
+            failed: 0,
         }
     }
 }
@@ -488,6 +566,24 @@ impl Reducible for LitmState {
                 }
             }
             LitmAction::SetBackend(b) if !s.running => s.backend = b,
+            LitmAction::SetSource(m) if !s.running => {
+                if m != s.source {
+                    s.source = m;
+                    s.clear_results();
+                }
+            }
+            LitmAction::SetRemote(r) if !s.running => {
+                if r != s.remote {
+                    s.remote = r;
+                    if s.source == ModelSource::Remote {
+                        s.clear_results();
+                    }
+                }
+            }
+            LitmAction::EstimateRequested(stamp) => {
+                s.estimating = Some(stamp);
+                s.estimate_error = None;
+            }
             LitmAction::Restored(saved) => {
                 s.cached = saved.items.len();
                 s.utilities.extend(saved.utilities);
@@ -501,9 +597,13 @@ impl Reducible for LitmState {
             }
             LitmAction::Started => {
                 s.running = true;
+                s.paused = false;
                 s.error = None;
                 s.message = None;
                 s.progress = Some((0, 0, 0.0));
+                s.spent = None;
+                // The contexts that failed are sent again.
+                s.failed.clear();
             }
             LitmAction::Worker(Response::Compute(event)) => match event {
                 ComputeEvent::ModelOpened(info) => {
@@ -525,8 +625,27 @@ impl Reducible for LitmState {
                     s.utilities.insert(qid, p);
                 }
                 LitmEvent::Item(item) => {
+                    s.failed.remove(&(item.qid.clone(), item.position));
                     s.items.insert((item.qid.clone(), item.position), item);
                 }
+                LitmEvent::ItemFailed {
+                    qid,
+                    position,
+                    error,
+                } => {
+                    s.failed.insert((qid, position), error);
+                }
+                LitmEvent::RemoteEstimate(e) => {
+                    if let Some(stamp) = s.estimating.take() {
+                        s.estimate = Some((stamp, e));
+                    }
+                }
+                LitmEvent::RemoteEstimateFailed(e) => {
+                    s.estimating = None;
+                    s.estimate_error = Some(e);
+                }
+                LitmEvent::Spent { requests, cost } => s.spent = Some((requests, cost)),
+                LitmEvent::Paused(p) => s.paused = p && s.running,
                 LitmEvent::Progress {
                     done,
                     total,
@@ -534,6 +653,9 @@ impl Reducible for LitmState {
                 } => s.progress = Some((done, total, seconds)),
                 LitmEvent::Done { seconds } => {
                     s.running = false;
+                    s.paused = false;
+                    // What the estimate counted has been sent (or failed): ask again.
+                    s.estimate = None;
                     if let Some((_, total, _)) = s.progress {
                         s.progress = Some((total, total, seconds));
                     }
@@ -541,10 +663,13 @@ impl Reducible for LitmState {
                 }
                 LitmEvent::Failed(e) => {
                     s.running = false;
+                    s.paused = false;
                     s.error = Some(e);
                 }
                 LitmEvent::Cancelled { done } => {
                     s.running = false;
+                    s.paused = false;
+                    s.estimate = None;
                     s.message = Some(format!(
                         "Cancelled after {done} steps; what was computed is kept (and cached)."
                     ));
@@ -671,7 +796,7 @@ mod tests {
             map: 1.0,
             mrr: 1.0,
             precision: 0.1,
-            udcg: 0.6,
+            udcg: Some(0.6),
             prompt_tokens: 0,
         };
         let items = [item(true), item(false), item(true), item(true)];
@@ -681,5 +806,121 @@ mod tests {
         let (lo, hi) = s.band.unwrap();
         assert!(lo <= 0.75 && 0.75 <= hi && lo >= 0.0 && hi <= 1.0);
         assert!(s.p_no_response.is_none());
+    }
+
+    fn remote_state() -> LitmState {
+        let q = |qid: &str| DataQuestion {
+            qid: qid.into(),
+            source_qid: String::new(),
+            question: "?".into(),
+            answers: vec!["x".into()],
+            gold_index: 0,
+            original_distractors: false,
+            passages: vec!["a".into(), "b".into(), "c".into()],
+        };
+        let data = LitmData {
+            source: String::new(),
+            questions: vec![q("q1"), q("q2")],
+            key: "d".into(),
+            own: None,
+        };
+        let s = Rc::new(LitmState::default());
+        let s = s.reduce(LitmAction::Data(Ok(Rc::new(data))));
+        let s = s.reduce(LitmAction::SetK(3));
+        let s = s.reduce(LitmAction::SetSource(ModelSource::Remote));
+        let s = s.reduce(LitmAction::SetRemote(Some(RemoteModel {
+            provider: crate::protocol::judges::ProviderChoice::OpenAiCompatible,
+            model: "m".into(),
+            base_url: "http://127.0.0.1:1/v1".into(),
+        })));
+        (*s).clone()
+    }
+
+    fn item(qid: &str, position: usize, correct: bool) -> LitmItem {
+        LitmItem {
+            qid: qid.into(),
+            position,
+            answer: String::new(),
+            correct,
+            abstain: false,
+            p_no_response: None,
+            ndcg: 1.0,
+            map: 1.0,
+            mrr: 1.0,
+            precision: 1.0 / 3.0,
+            udcg: None,
+            prompt_tokens: 0,
+        }
+    }
+
+    #[test]
+    fn a_remote_model_is_keyed_by_provider_and_model_and_failures_are_not_scored() {
+        let s = remote_state();
+        assert_eq!(
+            s.cache_key().as_deref(),
+            Some("remote|openai-compatible/m at http://127.0.0.1:1/v1|d|k=3")
+        );
+        assert_eq!(
+            s.model_name().as_deref(),
+            Some("openai-compatible/m at http://127.0.0.1:1/v1")
+        );
+        let s = Rc::new(s);
+        let s = s.reduce(LitmAction::EstimateRequested("stamp".into()));
+        let estimate = RemoteEstimate {
+            requests: 6,
+            cached: 0,
+            input_tokens: 1,
+            output_tokens: 2,
+            cost: None,
+            price_note: String::new(),
+            endpoint: "e".into(),
+            first_prompt: String::new(),
+        };
+        let s = s.reduce(LitmAction::Worker(Response::Litm(
+            LitmEvent::RemoteEstimate(estimate.clone()),
+        )));
+        assert_eq!(s.estimate_for("stamp"), Some(&estimate));
+        assert_eq!(s.estimate_for("other"), None);
+        let s = s.reduce(LitmAction::Started);
+        let mut s = s;
+        for e in [
+            LitmEvent::Item(item("q1", 1, true)),
+            LitmEvent::Item(item("q1", 2, false)),
+            LitmEvent::ItemFailed {
+                qid: "q2".into(),
+                position: 1,
+                error: "HTTP 400".into(),
+            },
+            LitmEvent::Item(item("q2", 2, true)),
+            LitmEvent::Spent {
+                requests: 4,
+                cost: Some(0.5),
+            },
+            LitmEvent::Paused(true),
+        ] {
+            s = s.reduce(LitmAction::Worker(Response::Litm(e)));
+        }
+        assert!(s.paused && s.running);
+        assert_eq!(s.spent, Some((4, Some(0.5))));
+        let rows = s.summary();
+        let p1 = rows.iter().find(|r| r.position == 1).unwrap();
+        // Position 1: q1 answered correctly, q2 failed: n = 1, accuracy 1 (not 1/2).
+        assert_eq!((p1.n, p1.failed, p1.accuracy), (1, 1, 1.0));
+        assert!(p1.udcg.is_nan() && p1.p_no_response.is_none());
+        let p2 = rows.iter().find(|r| r.position == 2).unwrap();
+        assert_eq!((p2.n, p2.failed, p2.accuracy), (2, 0, 0.5));
+        let s = s.reduce(LitmAction::Worker(Response::Litm(LitmEvent::Done {
+            seconds: 1.0,
+        })));
+        assert!(!s.running && !s.paused && s.estimate.is_none());
+        // A rerun sends the failed context again: its failure is cleared at Start.
+        let s = s.reduce(LitmAction::Started);
+        assert!(s.failed.is_empty());
+        // Another remote model is another experiment.
+        let s = s.reduce(LitmAction::Worker(Response::Litm(LitmEvent::Cancelled {
+            done: 0,
+        })));
+        let s = s.reduce(LitmAction::SetRemote(None));
+        assert!(s.items.is_empty() && s.cache_key().is_none());
     }
 }

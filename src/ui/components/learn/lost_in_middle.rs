@@ -8,12 +8,18 @@
 use super::litm_cache;
 use super::litm_chart::{MeasuredChart, PublishedChart};
 use super::litm_export;
-use super::litm_state::{key_value, parse_own, LitmAction, LitmData, LitmState, Saved, DATA_URL};
+use super::litm_state::{
+    key_value, parse_own, LitmAction, LitmData, LitmState, ModelSource, Saved, DATA_URL,
+};
 use crate::agent::EvalReactor;
 use crate::protocol::compute::{BackendChoice, ComputeRequest};
-use crate::protocol::litm::LitmRequest;
+use crate::protocol::judges::Secret;
+use crate::protocol::litm::{LitmRequest, RemoteModel, RemoteRun};
 use crate::protocol::Request;
+use crate::ui::components::judges::{host_of, money, page_may_connect};
+use crate::ui::components::provider_fields::ProviderFields;
 use crate::ui::download;
+use crate::ui::judges_state::JudgeState;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -41,9 +47,35 @@ fn eta(done: usize, total: usize, seconds: f64) -> String {
     }
 }
 
+/// Requests in flight at most for a remote model (the Judges page's default concurrency).
+const REMOTE_CONCURRENCY: u32 = 4;
+
+#[derive(Properties, PartialEq)]
+pub struct LitmProps {
+    /// The Judges page's state: its provider settings (API, model, base URL, key) are the remote
+    /// model's. `None`: no remote model offered.
+    #[prop_or_default]
+    pub judges: Option<UseReducerHandle<JudgeState>>,
+}
+
 #[function_component(LostInTheMiddle)]
-pub fn lost_in_the_middle() -> Html {
+pub fn lost_in_the_middle(props: &LitmProps) -> Html {
     let state = use_reducer(LitmState::default);
+    // The remote model named by the Judges page's provider settings (incomplete: none).
+    let remote_model = props.judges.as_ref().and_then(|j| {
+        let f = &j.form;
+        (!f.model.trim().is_empty() && !f.base_url.trim().is_empty()).then(|| RemoteModel {
+            provider: f.provider,
+            model: f.model.trim().to_string(),
+            base_url: f.base_url.trim().trim_end_matches('/').to_string(),
+        })
+    });
+    {
+        let d = state.dispatcher();
+        use_effect_with(remote_model.clone(), move |r| {
+            d.dispatch(LitmAction::SetRemote(r.clone()))
+        });
+    }
     let bridge = {
         let d = state.dispatcher();
         use_reactor_bridge::<EvalReactor, _>(move |event| {
@@ -216,7 +248,79 @@ pub fn lost_in_the_middle() -> Html {
         utilities.push(state.utilities.get(&q.qid).cloned());
         tasks.extend(missing.into_iter().map(|p| (i, p)));
     }
-    let can_run = state.model.is_some() && !state.running && !tasks.is_empty();
+    let remote = state.source == ModelSource::Remote;
+    let remote_run = state.remote.clone().map(|r| RemoteRun {
+        remote: r,
+        questions: questions.clone(),
+        k: state.k,
+        tasks: tasks.clone(),
+        max_tokens: MAX_NEW_TOKENS as u32,
+        concurrency: props
+            .judges
+            .as_ref()
+            .and_then(|j| j.form.concurrency.trim().parse().ok())
+            .unwrap_or(REMOTE_CONCURRENCY),
+    });
+    // What an estimate is valid for: the experiment and the contexts still to run.
+    let stamp = format!("{}|{:?}", key.clone().unwrap_or_default(), tasks);
+    let estimate = state.estimate_for(&stamp).cloned();
+    let (needs_key, blocked) = match (&props.judges, &state.remote) {
+        (Some(j), Some(r)) => (
+            r.provider.needs_key() && j.form.key.trim().is_empty(),
+            (!page_may_connect(&r.base_url)).then(|| crate::ui::csp::origin_text(&r.base_url)),
+        ),
+        _ => (false, None),
+    };
+    let can_run = !state.running
+        && !tasks.is_empty()
+        && if remote {
+            estimate.is_some() && !needs_key && blocked.is_none()
+        } else {
+            state.model.is_some()
+        };
+    let on_estimate = {
+        let (bridge, d) = (bridge.clone(), state.dispatcher());
+        let (run, stamp) = (remote_run.clone(), stamp.clone());
+        Callback::from(move |_: MouseEvent| {
+            if let Some(run) = &run {
+                d.dispatch(LitmAction::EstimateRequested(stamp.clone()));
+                bridge.send(Request::Litm(LitmRequest::EstimateRemote(run.clone())));
+            }
+        })
+    };
+    let on_start_remote = {
+        let (bridge, d) = (bridge.clone(), state.dispatcher());
+        let run = remote_run.clone();
+        let key = props
+            .judges
+            .as_ref()
+            .map(|j| j.form.key.trim().to_string())
+            .unwrap_or_default();
+        Callback::from(move |_: MouseEvent| {
+            if let Some(run) = &run {
+                d.dispatch(LitmAction::Started);
+                bridge.send(Request::Litm(LitmRequest::StartRemote {
+                    run: run.clone(),
+                    key: (!key.is_empty()).then(|| Secret(key.clone())),
+                }));
+            }
+        })
+    };
+    let on_pause = {
+        let bridge = bridge.clone();
+        let paused = state.paused;
+        Callback::from(move |_: MouseEvent| {
+            bridge.send(Request::Litm(if paused {
+                LitmRequest::ResumeRemote
+            } else {
+                LitmRequest::PauseRemote
+            }))
+        })
+    };
+    let on_source = |m: ModelSource| {
+        let d = state.dispatcher();
+        Callback::from(move |_: Event| d.dispatch(LitmAction::SetSource(m)))
+    };
     let on_run = {
         let (bridge, d) = (bridge.clone(), state.dispatcher());
         let request = LitmRequest::Start {
@@ -292,10 +396,10 @@ pub fn lost_in_the_middle() -> Html {
         _ => 60,
     };
     let model_name = state
-        .model
-        .as_ref()
-        .map_or_else(|| "no model yet".to_string(), |m| m.name.clone());
+        .model_name()
+        .unwrap_or_else(|| "no model yet".to_string());
     let rows = state.summary();
+    let failed_total = state.failed.len();
     let answered = rows.iter().map(|r| r.n).max().unwrap_or(0);
     let progress = state.progress.map(|(done, total, seconds)| {
         let pct = if total == 0 { 0.0 } else { done as f64 / total as f64 * 100.0 };
@@ -332,12 +436,36 @@ pub fn lost_in_the_middle() -> Html {
                         <button id="litm-kv" onclick={on_kv}>{ "Generate" }</button>
                     </fieldset>
                     if let Some(e) = &*own_error { <p class="error" id="litm-data-error" role="alert">{ e }</p> }
+                    <fieldset class="litm-source" disabled={state.running}>
+                        <legend>{ "Model" }</legend>
+                        <label class="litm-field">
+                            <input type="radio" name="litm-source" id="litm-source-local" checked={!remote} onchange={on_source(ModelSource::Local)} />
+                            { " a GGUF from disk, run in this tab (WebGPU or CPU)" }
+                        </label>
+                        <label class="litm-field">
+                            <input type="radio" name="litm-source" id="litm-source-remote" checked={remote} disabled={props.judges.is_none()} onchange={on_source(ModelSource::Remote)} />
+                            { " a remote LLM through the Judges layer (your provider and key)" }
+                        </label>
+                    </fieldset>
+                    if !remote {
                     <label class="litm-field">{ "Model (GGUF, read from disk by this page's worker, never uploaded): " }
                         <input type="file" id="litm-model" accept=".gguf" onchange={on_model} disabled={state.running} />
                     </label>
                     if let Some(note) = &state.model_note { <p class="hint">{ note }</p> }
                     if let Some(m) = &state.model {
                         <p class="hint" id="litm-model-info">{ format!("{} ({}, {} layers, context {} tokens)", m.name, m.architecture, m.layers, m.context_length) }</p>
+                    }
+                    }
+                    if let (true, Some(judges)) = (remote, &props.judges) {
+                        <div class="judge-form litm-remote">
+                            <fieldset disabled={state.running}>
+                                <legend>{ "Remote model (the Judges page's provider settings)" }</legend>
+                                <ProviderFields state={judges.clone()} id_prefix="litm-remote" />
+                            </fieldset>
+                        </div>
+                        <p class="hint" id="litm-remote-note">{ format!(
+                            "Each context's prompt (the UDCG paper's, as for a local model) goes from this tab's worker straight to the provider with your key, only after you press Start; temperature 0, at most {MAX_NEW_TOKENS} tokens, the answer's first line scored by the paper's substring match. Replies are cached in this browser (a reload resumes without paying twice). p(NO-RESPONSE) and UDCG are not computed: the provider returns no log-probabilities of the prompt's tokens. A failed call is counted as failed, not as a wrong answer."
+                        ) }</p>
                     }
                     <div class="litm-fields">
                         <label class="litm-field">{ "Questions: " }
@@ -346,13 +474,15 @@ pub fn lost_in_the_middle() -> Html {
                         <label class="litm-field">{ "Passages per context (k): " }
                             <input type="number" id="litm-k" min="1" max="20" value={state.k.to_string()} onchange={on_k} disabled={state.running} />
                         </label>
-                        <label class="litm-field">{ "Compute on: " }
-                            <select id="litm-backend" onchange={on_backend} disabled={state.running}>
-                                <option value="auto" selected={state.backend == BackendChoice::Auto}>{ "WebGPU on a GPU, else CPU" }</option>
-                                <option value="gpu" selected={state.backend == BackendChoice::Gpu}>{ "WebGPU (any adapter, also a software one)" }</option>
-                                <option value="cpu" selected={state.backend == BackendChoice::Cpu}>{ "CPU" }</option>
-                            </select>
-                        </label>
+                        if !remote {
+                            <label class="litm-field">{ "Compute on: " }
+                                <select id="litm-backend" onchange={on_backend} disabled={state.running}>
+                                    <option value="auto" selected={state.backend == BackendChoice::Auto}>{ "WebGPU on a GPU, else CPU" }</option>
+                                    <option value="gpu" selected={state.backend == BackendChoice::Gpu}>{ "WebGPU (any adapter, also a software one)" }</option>
+                                    <option value="cpu" selected={state.backend == BackendChoice::Cpu}>{ "CPU" }</option>
+                                </select>
+                            </label>
+                        }
                     </div>
                     <fieldset class="litm-positions" disabled={state.running}>
                         <legend>{ "Positions of the relevant passage" }</legend>
@@ -367,20 +497,67 @@ pub fn lost_in_the_middle() -> Html {
                             }
                         }) }
                     </fieldset>
-                    <label class="litm-field">
-                        <input type="checkbox" id="litm-context-p" checked={state.context_p} onchange={on_context_p} disabled={state.running} />
-                        { " also p(NO-RESPONSE) of each whole context (one more forward pass per context)" }
-                    </label>
+                    if !remote {
+                        <label class="litm-field">
+                            <input type="checkbox" id="litm-context-p" checked={state.context_p} onchange={on_context_p} disabled={state.running} />
+                            { " also p(NO-RESPONSE) of each whole context (one more forward pass per context)" }
+                        </label>
+                    }
+                    if remote {
+                        <div class="litm-buttons">
+                            <button id="litm-remote-estimate" onclick={on_estimate}
+                                disabled={state.running || tasks.is_empty() || remote_run.is_none() || state.estimating.is_some()}>
+                                { "Preview prompt and estimate" }
+                            </button>
+                        </div>
+                        if state.remote.is_none() {
+                            <p class="hint" id="litm-remote-missing">{ "Enter the remote model's name and base URL." }</p>
+                        } else if needs_key {
+                            <p class="hint" id="litm-remote-missing">{ "Enter your API key." }</p>
+                        } else if let Some(origin) = &blocked {
+                            <p class="hint" id="litm-remote-missing">{ format!("This build's Content-Security-Policy does not allow {origin}: rebuild the app with RAGSCOPE_JUDGE_ORIGINS=\"{origin}\".") }</p>
+                        }
+                        if let Some(e) = &state.estimate_error {
+                            <p class="error" id="litm-remote-estimate-error" role="alert">{ e }</p>
+                        }
+                        if let Some(e) = &estimate {
+                            <div class="judge-estimate" id="litm-remote-preview" data-requests={e.requests.to_string()} data-cached={e.cached.to_string()}>
+                                <p id="litm-remote-summary">
+                                    { format!("{} requests for {} contexts{} to {} · about {} input + {} output tokens at most · ",
+                                        e.requests, tasks.len(),
+                                        if e.cached > 0 { format!(" ({} more answered from this browser's cache)", e.cached) } else { String::new() },
+                                        e.endpoint, e.input_tokens, e.output_tokens) }
+                                    <strong>{ e.cost.map_or_else(|| "cost unknown".to_string(), |c| format!("about {}", money(c))) }</strong>
+                                    { format!(" ({})", e.price_note) }
+                                </p>
+                                <details>
+                                    <summary>{ "First prompt" }</summary>
+                                    <pre id="litm-remote-first-prompt">{ &e.first_prompt }</pre>
+                                </details>
+                            </div>
+                        }
+                    }
                     <div class="litm-buttons">
-                        <button id="litm-run" disabled={!can_run} onclick={on_run}>
-                            { if state.items.is_empty() {
-                                "Run".to_string()
-                            } else if tasks.is_empty() {
-                                "Nothing left to run".to_string()
-                            } else {
-                                format!("Run the {} contexts left", tasks.len())
-                            } }
-                        </button>
+                        if remote {
+                            <button id="litm-run" class="primary" disabled={!can_run} onclick={on_start_remote}>
+                                { match (&estimate, tasks.is_empty()) {
+                                    (_, true) => "Nothing left to run".to_string(),
+                                    (Some(e), false) => format!("Start: send up to {} requests to {}", e.requests, host_of(&e.endpoint)),
+                                    (None, false) => "Start (after the estimate)".to_string(),
+                                } }
+                            </button>
+                            <button id="litm-pause" disabled={!state.running} onclick={on_pause}>{ if state.paused { "Resume" } else { "Pause" } }</button>
+                        } else {
+                            <button id="litm-run" disabled={!can_run} onclick={on_run}>
+                                { if state.items.is_empty() {
+                                    "Run".to_string()
+                                } else if tasks.is_empty() {
+                                    "Nothing left to run".to_string()
+                                } else {
+                                    format!("Run the {} contexts left", tasks.len())
+                                } }
+                            </button>
+                        }
                         <button id="litm-cancel" disabled={!state.running} onclick={on_cancel}>{ "Cancel" }</button>
                         <button id="litm-forget" disabled={state.running} onclick={on_forget}>{ "Forget saved results" }</button>
                     </div>
@@ -388,6 +565,17 @@ pub fn lost_in_the_middle() -> Html {
                         <p class="hint" id="litm-backend-info" data-gpu={b.gpu.to_string()}>{ format!("{} — {}", b.label, b.reason) }</p>
                     }
                     { for progress }
+                    if let Some((requests, cost)) = state.spent {
+                        <p class="hint" id="litm-spent">{ format!("{requests} requests sent{}", cost.map_or_else(String::new, |c| format!(", about {}", money(c)))) }</p>
+                    }
+                    if failed_total > 0 {
+                        <div class="error litm-failed" id="litm-failed" role="alert" data-failed={failed_total.to_string()}>
+                            <p>{ format!("{failed_total} calls failed — not counted in the accuracy (the table's n is the number of answered questions); run again to retry them.") }</p>
+                            <ul>
+                                { for state.failed.iter().take(5).map(|((qid, p), e)| html! { <li>{ format!("{qid} at position {p}: {e}") }</li> }) }
+                            </ul>
+                        </div>
+                    }
                     if state.cached > 0 {
                         <p class="hint" id="litm-cached">{ format!("{} results restored from this browser's storage (same model, data and settings).", state.cached) }</p>
                     }
@@ -470,7 +658,7 @@ fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
                     { for rows.iter().map(|r| html! {
                         <tr data-position={r.position.to_string()}>
                             <th scope="row">{ r.position }</th>
-                            <td>{ r.n }</td>
+                            <td data-failed={r.failed.to_string()}>{ if r.failed > 0 { format!("{} ({} failed)", r.n, r.failed) } else { r.n.to_string() } }</td>
                             <td>{ match r.band {
                                 Some((lo, hi)) if r.n > 0 => format!("{} [{}, {}]", f(r.accuracy), f(lo), f(hi)),
                                 _ => f(r.accuracy),
