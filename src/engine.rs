@@ -28,6 +28,7 @@ pub mod inference;
 #[cfg(test)]
 mod judged_answers_tests;
 pub mod judges;
+pub mod litm_prompts;
 pub mod litm_remote;
 #[cfg(test)]
 mod litm_remote_tests;

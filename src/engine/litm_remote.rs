@@ -17,9 +17,10 @@
 
 use super::inference::litm::{context, item_of};
 use super::judges::job::{kind_of, prompt_text};
-use crate::protocol::litm::{LitmEvent, LitmQuestion, LitmRequest, RemoteEstimate, RemoteRun};
+use crate::protocol::litm::{
+    LitmEvent, LitmPrompt, LitmQuestion, LitmRequest, RemoteEstimate, RemoteRun,
+};
 use crate::protocol::Response;
-use ragscope_infer::utility::PromptTemplate;
 use ragscope_judge::task::answer::Answer;
 use ragscope_judge::{
     run_job, ApiKey, Control, Env, Event, ItemKey, Job, JudgeOptions, Price, PriceTable,
@@ -30,18 +31,20 @@ use std::rc::Rc;
 /// The most requests in flight, whatever the page asks.
 const MAX_CONCURRENCY: u32 = 16;
 
-/// The system prompt and user message of one context (the prompt the local engine answers,
-/// before its chat template: `ragscope answer`'s).
-pub fn prompt(q: &LitmQuestion, k: usize, position: usize) -> Result<(String, String), String> {
-    let template = PromptTemplate::default();
+/// The system prompt and user message of one context (the prompt a local model answers,
+/// before its chat template).
+pub fn prompt(
+    q: &LitmQuestion,
+    k: usize,
+    position: usize,
+    which: LitmPrompt,
+) -> Result<(Option<String>, String), String> {
     let texts: Vec<&str> = context(q, k, position)?
         .iter()
         .map(|(j, _)| q.passages[*j].as_str())
         .collect();
-    Ok((
-        template.system.clone(),
-        template.user_message_docs(&q.question, &texts),
-    ))
+    super::litm_prompts::render(which, &q.question, &texts, position - 1)
+        .map_err(|e| format!("{}: {e}", q.qid))
 }
 
 /// A remote run checked and built before anything is sent.
@@ -101,13 +104,13 @@ pub fn prepare(
             .questions
             .get(q)
             .ok_or_else(|| format!("task names question {q}, there are {}", run.questions.len()))?;
-        let (system, user) = prompt(question, run.k, position)?;
+        let (system, user) = prompt(question, run.k, position, run.prompt)?;
         items.push(task.item(
             ItemKey(vec![
                 ("qid".into(), question.qid.clone()),
                 ("position".into(), position.to_string()),
             ]),
-            Some(&system),
+            system.as_deref(),
             &user,
         ));
     }

@@ -106,6 +106,7 @@ fn remote_run(tasks: Vec<(usize, usize)>) -> RemoteRun {
         tasks,
         max_tokens: 32,
         concurrency: 2,
+        prompt: Default::default(),
     }
 }
 
@@ -139,8 +140,8 @@ fn events(t: &Rc<FirstDocReader>, cache: &Rc<MemoryCache>) -> Vec<LitmEvent> {
 #[test]
 fn the_prompt_is_the_local_engines_with_the_gold_moved() {
     let q = question("a", "Paris", "capital of France?");
-    let (system, user) = prompt(&q, 3, 2).unwrap();
-    assert_eq!(system, PAPER_SYSTEM_PROMPT);
+    let (system, user) = prompt(&q, 3, 2, Default::default()).unwrap();
+    assert_eq!(system.as_deref(), Some(PAPER_SYSTEM_PROMPT));
     assert!(PAPER_USER_TEMPLATE.starts_with("Document: {text}\nQuestion: {question}"));
     assert_eq!(
         user,
@@ -245,4 +246,23 @@ fn bad_settings_are_refused_before_anything_is_sent() {
     assert!(refused(&r).contains("API key"));
     // The estimate needs no key.
     assert!(prepare(r, None, true).is_ok());
+}
+
+#[test]
+fn a_cancelled_run_sends_nothing_more_and_reports_no_failure() {
+    let t = Rc::new(FirstDocReader::default());
+    let cache = Rc::new(MemoryCache::new());
+    let p = prepare(remote_run(all_tasks()), None, false).unwrap();
+    let env = env(t.clone(), cache, &p);
+    let control = Control::new();
+    control.cancel();
+    let out = RefCell::new(Vec::new());
+    block_on(run(p, env, control, || 0.0, |e| out.borrow_mut().push(e)));
+    let out = out.into_inner();
+    assert_eq!(*t.sent.borrow(), 0);
+    // Not sent is still to do: neither an item nor a failure.
+    assert!(!out
+        .iter()
+        .any(|e| matches!(e, LitmEvent::Item(_) | LitmEvent::ItemFailed { .. })));
+    assert!(matches!(out.last(), Some(LitmEvent::Cancelled { done: 0 })));
 }

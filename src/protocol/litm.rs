@@ -29,6 +29,48 @@ impl RemoteModel {
     }
 }
 
+/// The answer prompt (src/engine/litm_prompts.rs).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LitmPrompt {
+    /// The UDCG paper's (Figure 3), as `ragscope answer`.
+    #[default]
+    Udcg,
+    /// The lost-in-the-middle paper's multi-document QA prompt (qa.prompt).
+    PaperQa,
+    /// The lost-in-the-middle paper's key–value retrieval prompt (kv_retrieval.prompt).
+    PaperKv,
+}
+
+impl LitmPrompt {
+    pub const ALL: [LitmPrompt; 3] = [LitmPrompt::Udcg, LitmPrompt::PaperQa, LitmPrompt::PaperKv];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            LitmPrompt::Udcg => "udcg",
+            LitmPrompt::PaperQa => "litm-qa",
+            LitmPrompt::PaperKv => "litm-kv",
+        }
+    }
+
+    pub fn from_slug(s: &str) -> Option<LitmPrompt> {
+        Self::ALL.into_iter().find(|p| p.slug() == s)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            LitmPrompt::Udcg => {
+                "the UDCG paper's (system prompt, “Document: …” lines; as ragscope answer)"
+            }
+            LitmPrompt::PaperQa => {
+                "the lost-in-the-middle paper's multi-document QA prompt (qa.prompt)"
+            }
+            LitmPrompt::PaperKv => {
+                "the lost-in-the-middle paper's key–value retrieval prompt (kv_retrieval.prompt)"
+            }
+        }
+    }
+}
+
 /// What a remote run (or its estimate) sends: the contexts of `tasks` (question index,
 /// 1-based position) as prompts, answered at temperature 0 with at most `max_tokens` tokens.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -40,6 +82,8 @@ pub struct RemoteRun {
     pub max_tokens: u32,
     /// Requests in flight at most.
     pub concurrency: u32,
+    #[serde(default)]
+    pub prompt: LitmPrompt,
 }
 
 /// What a remote run would send (cached requests excluded), before Start.
@@ -84,6 +128,9 @@ pub enum LitmRequest {
         context_p: bool,
         max_new_tokens: usize,
         backend: BackendChoice,
+        /// The answer prompt (utilities always use the UDCG paper's, their definition).
+        #[serde(default)]
+        prompt: LitmPrompt,
     },
     /// Stops after the context being computed; what was reported stays reported. Also stops a
     /// remote run (requests in flight finish; nothing new is sent).

@@ -20,7 +20,7 @@ import { createInterface } from 'node:readline';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { startServer, launch, screenshot, artifacts, skip } from './harness.mjs';
+import { startServer, launch, screenshot, artifacts, shared, skip } from './harness.mjs';
 
 const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
 const CLI = resolve(process.env.RAGSCOPE_CLI ?? '../../target/debug/ragscope');
@@ -125,11 +125,12 @@ async function estimate(page) {
 }
 
 /** `ragscope eval` per position on the answered questions' contexts, built here from the data. */
-function cliMetrics(answered) {
-  const dir = join(artifacts, 'litm-remote-cli');
+function cliMetrics(answered, questions = QUESTIONS, positions = POSITIONS, k = K, label = 'cli') {
+  const K = k, POSITIONS = positions;
+  const dir = join(artifacts, `litm-remote-${label}`);
   execFileSync('mkdir', ['-p', dir]);
   const file = (name, text) => { const p = join(dir, name); execFileSync('sh', ['-c', `cat > '${p}'`], { input: text }); return p; };
-  const qs = QUESTIONS.filter((q) => answered.has(q.qid));
+  const qs = questions.filter((q) => answered.has(q.qid));
   const qrels = file('qrels.txt', qs.map((q) => q.passages.map((_, j) => `${q.qid} 0 ${q.qid}/p${j} ${j === q.gold_index ? 1 : 0}`).join('\n')).join('\n') + '\n');
   const out = new Map();
   for (const position of POSITIONS) {
@@ -225,9 +226,80 @@ test('a remote LLM answers the contexts: accuracy by the rule, failures shown, m
   assert.equal(await fakeCount(), 9, 'no request on reload');
   assert.match(await page.$eval('#litm-run', (b) => b.textContent), /Start: send up to 3 requests/);
 
+  // The lost-in-the-middle paper's QA prompt instead: another experiment (9 contexts to send),
+  // its first prompt the paper's template with the paper's document lines, still nothing sent.
+  await page.selectOption('#litm-prompt', 'litm-qa');
+  const qa = await estimate(page);
+  assert.equal(qa.requests, 9, qa.text);
+  // The preview shows the message with its role; no system message under the paper's prompt.
+  const [q0] = QUESTIONS;
+  assert.equal(await page.$eval('#litm-remote-first-prompt', (p) => p.textContent),
+    '[user]\nWrite a high-quality answer for the given question using only the provided search results (some of which might be irrelevant).\n\n'
+    + `Document [1](Title: ) ${q0.passages[0]}\nDocument [2](Title: ) ${q0.passages[1]}\nDocument [3](Title: ) ${q0.passages[2]}\n\n`
+    + `Question: ${q0.question}\nAnswer:\n`);
+  assert.equal(await fakeCount(), 9, 'an estimate sends nothing');
+
   assert.deepEqual(errors.filter((x) => !/400 \(Bad Request\)/.test(x)), []);
   const outside = requests.filter((u) => !u.startsWith(origin) && !u.startsWith(fakeOrigin) && !u.startsWith('blob:') && !u.startsWith('data:'));
   assert.deepEqual(outside, []);
   assert.ok(requests.some((u) => u.startsWith(fakeOrigin)), 'the worker\'s requests are seen');
+  await context.close();
+});
+
+test('a UDCG reference JSON as the data: no accuracy ("n/a"), every metric per position equals the CLI', async (t) => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const udcgFile = join(shared, 'data/udcg/sample_dataset.json');
+  const raw = JSON.parse(await readFile(udcgFile, 'utf8'));
+  // The page's reading, written here from the file: the first relevant passage is moved through
+  // the irrelevant ones (in the file's order); other relevant passages are left out.
+  const questions = raw.map((ex) => ({
+    qid: ex.example_id,
+    gold_index: 0,
+    passages: [ex.passages.find((p) => p.is_relevant), ...ex.passages.filter((p) => !p.is_relevant)].map((p) => p.text),
+  }));
+  const k = Math.min(...questions.map((q) => q.passages.length));
+  assert.equal(k, 4);
+  const before = await fakeCount();
+  await page.goto(`${origin}/?demo=0#/learn/lost-in-the-middle`);
+  await page.waitForSelector('#litm-data-note');
+  await page.setInputFiles('#litm-data-file', udcgFile);
+  await page.waitForFunction(() => /Your data — sample_dataset\.json: 3 questions.*no gold answers/.test(
+    document.querySelector('#litm-data-note')?.textContent ?? ''));
+  assert.equal(await page.$eval('#litm-k', (e) => e.value), String(k), 'k capped by the shortest example');
+  const positions = await page.$$eval('.litm-positions input:checked', (els) => els.map((e) => Number(e.id.replace('litm-pos-', ''))));
+  assert.deepEqual(positions, [1, 2, 4]);
+  await page.check('#litm-source-remote');
+  await page.fill('#litm-remote-model', 'fake-llm');
+  await page.fill('#litm-remote-base-url', `${fakeOrigin}/v1`);
+  const e = await estimate(page);
+  assert.equal(e.requests, 9, e.text);
+  await page.click('#litm-run');
+  await page.waitForFunction(() => /Done in/.test(document.querySelector('#litm-message')?.textContent ?? '')
+    || document.querySelector('#litm-error'), null, { timeout: 120_000 });
+  assert.equal(await page.$('#litm-error'), null);
+  assert.equal(await fakeCount() - before, 9);
+  assert.deepEqual(await page.$$eval('#litm-table tbody tr td:nth-child(3)', (c) => c.map((x) => x.textContent)),
+    ['n/a (no gold answers)', 'n/a (no gold answers)', 'n/a (no gold answers)']);
+  const summary = parseCsv(await download(page, '#litm-export-csv'));
+  const want = existsSync(CLI) ? cliMetrics(new Set(questions.map((q) => q.qid)), questions, positions, k, 'udcg-cli') : null;
+  if (!want) skip(t, `the CLI comparison (no ${CLI})`);
+  const close = (a, b, what) => assert.ok(Math.abs(a - b) <= 1e-12, `${what}: page ${a}, CLI ${b}`);
+  for (const row of summary) {
+    const p = Number(row.position);
+    assert.equal(Number(row.questions), 3);
+    assert.equal(row.accuracy, '');
+    if (want) {
+      const m = want.get(p);
+      close(Number(row.ndcg), m.nDCG, `nDCG at ${p}`);
+      close(Number(row.map), m.MAP, `MAP at ${p}`);
+      close(Number(row.mrr), m.MRR, `MRR at ${p}`);
+      close(Number(row.precision), m[`P@${k}`], `P at ${p}`);
+    }
+  }
+  await screenshot(page, 'litm-udcg-json');
+  assert.deepEqual(errors, []);
   await context.close();
 });

@@ -13,7 +13,7 @@
 //! `litm_web.rs` shares the prompt building and the scoring.
 
 use super::{LocalModel, Workspace};
-use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion, LitmRequest};
+use crate::protocol::litm::{LitmEvent, LitmItem, LitmPrompt, LitmQuestion, LitmRequest};
 use crate::protocol::Response;
 use ragscope_eval::rag::answer_match::outcome;
 use ragscope_eval::rag::classic;
@@ -92,6 +92,7 @@ pub struct LitmJob {
     utilities: Vec<Option<Vec<f64>>>,
     tasks: Vec<(usize, usize)>,
     context_p: bool,
+    prompt: LitmPrompt,
     pub options: GreedyOptions,
     /// Questions whose utilities are still to compute, in order.
     pending_utilities: Vec<usize>,
@@ -126,6 +127,7 @@ impl LitmJob {
             tasks,
             context_p,
             max_new_tokens,
+            prompt,
             ..
         } = request
         else {
@@ -170,6 +172,7 @@ impl LitmJob {
             utilities,
             tasks,
             context_p,
+            prompt,
             options: GreedyOptions {
                 max_new_tokens,
                 ..GreedyOptions::default()
@@ -237,9 +240,22 @@ impl LitmJob {
             .map(|(j, _)| question.passages[*j].as_str())
             .collect();
         let answerer = self.answerer(local)?;
-        let ids = answerer
-            .prompt_tokens(&question.question, &texts)
-            .map_err(|e| format!("{}: {e}", question.qid))?;
+        let ids = match self.prompt {
+            // As `ragscope answer` (its system prompt and Document lines).
+            LitmPrompt::Udcg => answerer.prompt_tokens(&question.question, &texts),
+            // The lost-in-the-middle paper's prompts: the user message alone.
+            other => {
+                let (_, user) = crate::engine::litm_prompts::render(
+                    other,
+                    &question.question,
+                    &texts,
+                    position - 1,
+                )
+                .map_err(|e| format!("{}: {e}", question.qid))?;
+                answerer.user_prompt_tokens(&user)
+            }
+        }
+        .map_err(|e| format!("{}: {e}", question.qid))?;
         let prompt = check(
             ids,
             &format!("{} with the gold at position {position}", question.qid),
@@ -247,7 +263,8 @@ impl LitmJob {
         Ok(Work::Context {
             task: self.next_task,
             prompt,
-            want_p: self.context_p,
+            // p(NO-RESPONSE) of a context only under the prompt that asks for NO-RESPONSE.
+            want_p: self.context_p && self.prompt == LitmPrompt::Udcg,
         })
     }
 
@@ -501,6 +518,7 @@ mod tests {
             context_p: true,
             max_new_tokens: expected["max_new_tokens"].as_u64().unwrap() as usize,
             backend: Default::default(),
+            prompt: Default::default(),
         });
         let items: Vec<&LitmItem> = out
             .iter()
@@ -554,5 +572,54 @@ mod tests {
         assert_eq!(idx(5, 5), vec![0, 1, 3, 4, 2]);
         assert!(context(&q, 3, 4).is_err());
         assert!(context(&q, 6, 1).is_err());
+    }
+}
+
+#[cfg(test)]
+mod prompt_tests {
+    //! The lost-in-the-middle paper's prompt reaches a local model as the one user message of
+    //! its chat template, and no p(NO-RESPONSE) of the context is asked for under it.
+    use super::*;
+    use crate::engine::inference::open_model;
+    use ragscope_infer::gguf::VecSource;
+
+    #[test]
+    fn the_papers_qa_prompt_is_the_user_message() {
+        const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+        let mut ws = Workspace::default();
+        let path = format!("{ROOT}/crates/infer/tests/fixtures/llama-f32.gguf");
+        let m = open_model(&VecSource::new(std::fs::read(path).unwrap()), "m.gguf").unwrap();
+        ws.set_model(m);
+        let q = LitmQuestion {
+            qid: "q".into(),
+            question: "who?".into(),
+            answers: vec!["x".into()],
+            gold_index: 0,
+            passages: vec!["(Title: G) gold".into(), "other".into()],
+        };
+        ws.start_litm(LitmRequest::Start {
+            questions: vec![q],
+            k: 2,
+            utilities: vec![Some(vec![0.5, 0.5])],
+            tasks: vec![(0, 2)],
+            context_p: true,
+            max_new_tokens: 2,
+            backend: Default::default(),
+            prompt: LitmPrompt::PaperQa,
+        })
+        .unwrap();
+        let local = ws.local.as_ref().unwrap();
+        let job = ws.litm.as_ref().unwrap();
+        let Work::Context { prompt, want_p, .. } = job.next_work(local).unwrap() else {
+            panic!("a context");
+        };
+        assert!(!want_p);
+        let user = "Write a high-quality answer for the given question using only the provided search results (some of which might be irrelevant).\n\nDocument [1](Title: ) other\nDocument [2](Title: G) gold\n\nQuestion: who?\nAnswer:";
+        let answerer = job.answerer(local).unwrap();
+        assert_eq!(prompt, answerer.user_prompt_tokens(user).unwrap());
+        assert!(!answerer
+            .user_prompt_text(user)
+            .unwrap()
+            .contains(ragscope_infer::utility::PAPER_SYSTEM_PROMPT));
     }
 }

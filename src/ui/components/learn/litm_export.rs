@@ -68,6 +68,8 @@ pub fn items_csv(s: &LitmState) -> String {
         "qid,position,answer,correct,abstain,p_no_response,ndcg,map,mrr,precision,udcg,prompt_tokens\n",
     );
     for q in s.chosen() {
+        // No gold answers (a UDCG reference JSON): no correctness either.
+        let scored = q.answers.iter().any(|a| !a.trim().is_empty());
         for &p in &s.positions {
             if let Some(i) = s.items.get(&(q.qid.clone(), p)) {
                 let _ = writeln!(
@@ -76,7 +78,11 @@ pub fn items_csv(s: &LitmState) -> String {
                     i.qid,
                     i.position,
                     csv_field(&i.answer),
-                    i.correct,
+                    if scored {
+                        i.correct.to_string()
+                    } else {
+                        String::new()
+                    },
                     i.abstain,
                     i.p_no_response.map(num).unwrap_or_default(),
                     num(i.ndcg),

@@ -2,7 +2,9 @@
 //! experiment's settings, the results per (question, position) and their summary per position.
 
 use crate::protocol::compute::{BackendChoice, BackendInfo, ComputeEvent, ModelInfo};
-use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion, RemoteEstimate, RemoteModel};
+use crate::protocol::litm::{
+    LitmEvent, LitmItem, LitmPrompt, LitmQuestion, RemoteEstimate, RemoteModel,
+};
 use crate::protocol::Response;
 use ragscope_eval::stats::paired::bootstrap_mean_ci;
 use serde::{Deserialize, Serialize};
@@ -27,6 +29,10 @@ pub struct LitmData {
     /// The user's own file (its name), else the bundled subset.
     #[serde(skip)]
     pub own: Option<String>,
+    /// What reading the user's file changed (a UDCG reference JSON: relevant passages beyond the
+    /// first left out, examples without a relevant passage skipped).
+    #[serde(skip)]
+    pub note: Option<String>,
 }
 
 fn bundled_key() -> String {
@@ -84,7 +90,95 @@ pub fn key_value(pairs: usize, questions: usize, seed: u64) -> LitmData {
         questions,
         key: format!("kv:{pairs}:{seed}"),
         own: Some(format!("key–value records ({pairs} pairs, seed {seed})")),
+        note: None,
     }
+}
+
+/// A UDCG reference JSON (GiovanniTRA/UDCG's form: `[{example_id, question, passages: [{doc_id,
+/// text, is_relevant, models_info?}]}]`) as questions: the first relevant passage is the one
+/// moved, the irrelevant ones (in the file's order) are the distractors, other relevant passages
+/// are left out (the experiment moves one relevant passage through irrelevant ones), and an
+/// example without a relevant passage is skipped. The file has no gold answers: `answers` is
+/// empty (accuracy is then "n/a"); an `answers` list, where an example has one, is used.
+/// p(NO-RESPONSE) values in `models_info` are not used: the chosen model computes its own.
+fn parse_udcg_json(name: &str, items: &[serde_json::Value]) -> Result<LitmData, String> {
+    let mut questions = Vec::new();
+    let (mut skipped, mut dropped) = (0usize, 0usize);
+    for (i, ex) in items.iter().enumerate() {
+        let at = format!("{name}: example {}", i + 1);
+        let question = ex["question"]
+            .as_str()
+            .ok_or_else(|| format!("{at}: missing string field \"question\""))?;
+        let passages = ex["passages"]
+            .as_array()
+            .ok_or_else(|| format!("{at}: missing list field \"passages\""))?;
+        let mut gold = None;
+        let mut others = Vec::new();
+        for (j, p) in passages.iter().enumerate() {
+            let text = p["text"]
+                .as_str()
+                .ok_or_else(|| format!("{at}: passages[{j}] has no \"text\""))?;
+            let relevant = p["is_relevant"]
+                .as_bool()
+                .ok_or_else(|| format!("{at}: passages[{j}] has no boolean \"is_relevant\""))?;
+            match (relevant, gold.is_some()) {
+                (true, false) => gold = Some(text.to_string()),
+                (true, true) => dropped += 1,
+                (false, _) => others.push(text.to_string()),
+            }
+        }
+        let Some(gold) = gold else {
+            skipped += 1;
+            continue;
+        };
+        let answers = ex["answers"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let q = DataQuestion {
+            qid: match &ex["example_id"] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(n) => n.to_string(),
+                _ => format!("ex{}", i + 1),
+            },
+            source_qid: String::new(),
+            question: question.to_string(),
+            answers,
+            gold_index: 0,
+            original_distractors: false,
+            passages: std::iter::once(gold).chain(others).collect(),
+        };
+        if q.passages.len() < 2 {
+            return Err(format!(
+                "{at}: no irrelevant passage to move the relevant one through"
+            ));
+        }
+        questions.push(q);
+    }
+    let mut notes = vec![
+        "a UDCG reference JSON: no gold answers, so no accuracy; p(NO-RESPONSE) and every metric are computed".to_string(),
+    ];
+    if dropped > 0 {
+        notes.push(format!(
+            "{dropped} relevant passages beyond each example's first left out"
+        ));
+    }
+    if skipped > 0 {
+        notes.push(format!(
+            "{skipped} examples without a relevant passage skipped"
+        ));
+    }
+    Ok(LitmData {
+        source: String::new(),
+        questions,
+        key: String::new(),
+        own: None,
+        note: Some(notes.join("; ")),
+    })
 }
 
 /// Checks one question: passages present, the gold inside them, at least one answer.
@@ -113,7 +207,17 @@ fn check_question(q: &DataQuestion, at: &str) -> Result<(), String> {
 /// Errors name the line or question.
 pub fn parse_own(name: &str, text: &str, bytes: usize) -> Result<LitmData, String> {
     let whole = serde_json::from_str::<serde_json::Value>(text).ok();
-    let mut data = if whole.is_some_and(|v| v.get("questions").is_some()) {
+    let udcg = match &whole {
+        Some(serde_json::Value::Array(items))
+            if items.iter().any(|x| x.get("passages").is_some()) =>
+        {
+            Some(items)
+        }
+        _ => None,
+    };
+    let mut data = if let Some(items) = udcg {
+        parse_udcg_json(name, items)?
+    } else if whole.as_ref().is_some_and(|v| v.get("questions").is_some()) {
         let d: LitmData = serde_json::from_str(text)
             .map_err(|e| format!("{name}: line {}, column {}: {e}", e.line(), e.column()))?;
         for (i, q) in d.questions.iter().enumerate() {
@@ -188,6 +292,7 @@ pub fn parse_own(name: &str, text: &str, bytes: usize) -> Result<LitmData, Strin
             questions,
             key: String::new(),
             own: None,
+            note: None,
         }
     };
     if data.questions.is_empty() {
@@ -247,6 +352,8 @@ pub enum ModelSource {
 pub struct LitmState {
     pub data: Option<Result<Rc<LitmData>, String>>,
     pub source: ModelSource,
+    /// The answer prompt.
+    pub prompt: LitmPrompt,
     pub model: Option<ModelInfo>,
     /// The remote model as the Judges page's provider settings name it (`None`: not filled in).
     pub remote: Option<RemoteModel>,
@@ -286,6 +393,7 @@ impl Default for LitmState {
         LitmState {
             data: None,
             source: ModelSource::Local,
+            prompt: LitmPrompt::Udcg,
             model: None,
             remote: None,
             failed: BTreeMap::new(),
@@ -334,6 +442,7 @@ pub enum LitmAction {
     /// Results found in IndexedDB for the current settings.
     Restored(Saved),
     SetSource(ModelSource),
+    SetPrompt(LitmPrompt),
     /// The Judges page's provider settings changed (`None`: incomplete).
     SetRemote(Option<RemoteModel>),
     /// An estimate of a remote run was asked for these settings (their stamp).
@@ -347,10 +456,15 @@ pub enum LitmAction {
 impl LitmState {
     /// Identifies an experiment in the cache: model, data, k, and what changes the answers.
     pub fn cache_key(&self) -> Option<String> {
+        // The UDCG prompt was the only one before: its keys stay as they were.
+        let prompt = match self.prompt {
+            LitmPrompt::Udcg => String::new(),
+            other => format!("|prompt={}", other.slug()),
+        };
         if self.source == ModelSource::Remote {
             let r = self.remote.as_ref()?;
             return Some(format!(
-                "remote|{}|{}|k={}",
+                "remote|{}|{}|k={}{prompt}",
                 r.name(),
                 self.data_key(),
                 self.k
@@ -358,7 +472,7 @@ impl LitmState {
         }
         let m = self.model.as_ref()?;
         Some(format!(
-            "{}|{}|{}|{}|k={}|p={}",
+            "{}|{}|{}|{}|k={}|p={}{prompt}",
             m.name,
             m.file_name,
             m.file_bytes,
@@ -428,7 +542,14 @@ impl LitmState {
 
     /// Per chosen position: its results over the chosen questions.
     pub fn summary(&self) -> Vec<PositionSummary> {
-        let qids: Vec<&str> = self.chosen().iter().map(|q| q.qid.as_str()).collect();
+        let chosen = self.chosen();
+        let qids: Vec<&str> = chosen.iter().map(|q| q.qid.as_str()).collect();
+        // Questions without gold answers (a UDCG reference JSON) have no accuracy.
+        let unscored: std::collections::HashSet<&str> = chosen
+            .iter()
+            .filter(|q| q.answers.iter().all(|a| a.trim().is_empty()))
+            .map(|q| q.qid.as_str())
+            .collect();
         self.positions
             .iter()
             .map(|&position| {
@@ -437,6 +558,16 @@ impl LitmState {
                     .filter_map(|q| self.items.get(&(q.to_string(), position)))
                     .collect();
                 let mut s = PositionSummary::of(position, &items);
+                if !unscored.is_empty() {
+                    let scored: Vec<f64> = items
+                        .iter()
+                        .filter(|i| !unscored.contains(i.qid.as_str()))
+                        .map(|i| f64::from(u8::from(i.correct)))
+                        .collect();
+                    s.accuracy = mean(scored.iter().copied());
+                    s.band = bootstrap_mean_ci(&scored, 0.95, RESAMPLES, 2024).ok();
+                    s.scored = scored.len();
+                }
                 s.failed = qids
                     .iter()
                     .filter(|q| self.failed.contains_key(&(q.to_string(), position)))
@@ -456,6 +587,9 @@ pub struct PositionSummary {
     pub n: usize,
     /// Remote calls that failed at this position (not in `n`, not in the accuracy).
     pub failed: usize,
+    /// Contexts whose question has gold answers (the accuracy's n; `n` unless the data has
+    /// questions without answers).
+    pub scored: usize,
     pub accuracy: f64,
     pub band: Option<(f64, f64)>,
     pub abstain: f64,
@@ -502,6 +636,7 @@ impl PositionSummary {
                 .collect::<Option<Vec<f64>>>()
                 .map_or(f64::NAN, |u| mean(u.into_iter())),
             failed: 0,
+            scored: items.len(),
         }
     }
 }
@@ -566,6 +701,12 @@ impl Reducible for LitmState {
                 }
             }
             LitmAction::SetBackend(b) if !s.running => s.backend = b,
+            LitmAction::SetPrompt(p) if !s.running => {
+                if p != s.prompt {
+                    s.prompt = p;
+                    s.clear_results();
+                }
+            }
             LitmAction::SetSource(m) if !s.running => {
                 if m != s.source {
                     s.source = m;
@@ -784,6 +925,84 @@ mod tests {
     }
 
     #[test]
+    fn a_udcg_reference_json_moves_its_first_relevant_passage_and_has_no_accuracy() {
+        let text = std::fs::read_to_string(format!(
+            "{ROOT}/../shared/data/udcg/dataset_with_scores.json"
+        ))
+        .expect("../shared/data/udcg");
+        let d = parse_own("dataset_with_scores.json", &text, text.len()).unwrap();
+        let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(d.questions.len(), 3);
+        for (q, ex) in d.questions.iter().zip(raw.as_array().unwrap()) {
+            let passages = ex["passages"].as_array().unwrap();
+            let text_of = |p: &serde_json::Value| p["text"].as_str().unwrap().to_string();
+            let first_relevant = passages.iter().find(|p| p["is_relevant"] == true).unwrap();
+            let irrelevant: Vec<String> = passages
+                .iter()
+                .filter(|p| p["is_relevant"] == false)
+                .map(text_of)
+                .collect();
+            assert_eq!(q.qid, ex["example_id"].as_str().unwrap());
+            assert_eq!(q.question, ex["question"].as_str().unwrap());
+            assert_eq!(q.gold_index, 0);
+            assert_eq!(q.passages[0], text_of(first_relevant));
+            assert_eq!(q.passages[1..], irrelevant[..]);
+            assert!(q.answers.is_empty());
+        }
+        let note = d.note.clone().unwrap();
+        assert!(note.contains("no gold answers"), "{note}");
+        assert!(note.contains("2 relevant passages beyond"), "{note}");
+        // k is capped by the shortest example (1 relevant + 3 irrelevant), and the summary has
+        // every metric but no accuracy.
+        let s = Rc::new(LitmState::default()).reduce(LitmAction::Data(Ok(Rc::new(d))));
+        assert_eq!((s.k, s.questions), (4, 3));
+        let mut s = s;
+        for qid in ["example_1", "example_2", "example_3"] {
+            let mut i = item_at(qid, 1);
+            i.udcg = Some(0.5);
+            i.p_no_response = Some(0.25);
+            s = s.reduce(LitmAction::Worker(Response::Litm(LitmEvent::Item(i))));
+        }
+        let row = s.summary().into_iter().find(|r| r.position == 1).unwrap();
+        assert_eq!((row.n, row.scored), (3, 0));
+        assert!(row.accuracy.is_nan() && row.band.is_none());
+        assert_eq!(
+            (row.udcg, row.p_no_response, row.ndcg),
+            (0.5, Some(0.25), 1.0)
+        );
+        // A file that is neither form, and an example without its fields, say where.
+        let e = parse_own("u.json", r#"[{"passages": []}]"#, 1).unwrap_err();
+        assert!(e.contains("u.json: example 1: missing string field"), "{e}");
+        let e = parse_own(
+            "u.json",
+            r#"[{"question": "q", "passages": [{"text": "t"}]}]"#,
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("passages[0] has no boolean \"is_relevant\""),
+            "{e}"
+        );
+    }
+
+    fn item_at(qid: &str, position: usize) -> LitmItem {
+        LitmItem {
+            qid: qid.into(),
+            position,
+            answer: "x".into(),
+            correct: false,
+            abstain: false,
+            p_no_response: None,
+            ndcg: 1.0,
+            map: 1.0,
+            mrr: 1.0,
+            precision: 0.25,
+            udcg: None,
+            prompt_tokens: 1,
+        }
+    }
+
+    #[test]
     fn the_band_is_a_bootstrap_interval_around_the_accuracy() {
         let item = |correct| LitmItem {
             qid: String::new(),
@@ -823,6 +1042,7 @@ mod tests {
             questions: vec![q("q1"), q("q2")],
             key: "d".into(),
             own: None,
+            note: None,
         };
         let s = Rc::new(LitmState::default());
         let s = s.reduce(LitmAction::Data(Ok(Rc::new(data))));

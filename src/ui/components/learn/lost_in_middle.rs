@@ -14,7 +14,7 @@ use super::litm_state::{
 use crate::agent::EvalReactor;
 use crate::protocol::compute::{BackendChoice, ComputeRequest};
 use crate::protocol::judges::Secret;
-use crate::protocol::litm::{LitmRequest, RemoteModel, RemoteRun};
+use crate::protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
 use crate::protocol::Request;
 use crate::ui::components::judges::{host_of, money, page_may_connect};
 use crate::ui::components::provider_fields::ProviderFields;
@@ -212,6 +212,18 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             }
         })
     };
+    let on_prompt = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            if let Some(p) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
+                .and_then(|s| LitmPrompt::from_slug(&s.value()))
+            {
+                d.dispatch(LitmAction::SetPrompt(p));
+            }
+        })
+    };
     let on_backend = {
         let d = state.dispatcher();
         Callback::from(move |e: Event| {
@@ -255,6 +267,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
         k: state.k,
         tasks: tasks.clone(),
         max_tokens: MAX_NEW_TOKENS as u32,
+        prompt: state.prompt,
         concurrency: props
             .judges
             .as_ref()
@@ -331,6 +344,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             context_p: state.context_p,
             max_new_tokens: MAX_NEW_TOKENS,
             backend: state.backend,
+            prompt: state.prompt,
         };
         Callback::from(move |_: MouseEvent| {
             d.dispatch(LitmAction::Started);
@@ -372,8 +386,9 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
         }
         Some(Ok(d)) if d.own.is_some() => html! {
             <p class="hint" id="litm-data-note">{ format!(
-                "Your data — {}: {} questions; this run uses the first {}. Distractors are whatever the data holds; with key–value records each pair is one passage, the asked pair the relevant one (the answer prompt is still the UDCG paper's, not the paper's key–value prompt).",
-                d.own.clone().unwrap_or_default(), d.questions.len(), chosen.len()
+                "Your data — {}: {} questions; this run uses the first {}. Distractors are whatever the data holds; with key–value records each pair is one passage, the asked pair the relevant one.{}",
+                d.own.clone().unwrap_or_default(), d.questions.len(), chosen.len(),
+                d.note.as_ref().map_or_else(String::new, |n| format!(" Read as {n}."))
             ) }</p>
         },
         Some(Ok(d)) => {
@@ -421,7 +436,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                     <h3>{ "1. The experiment" }</h3>
                     { data_note }
                     <div class="litm-fields">
-                        <label class="litm-field">{ "Or your own questions (JSON in the bundled file's form, or lost-in-the-middle JSON Lines with ctxs and isgold): " }
+                        <label class="litm-field">{ "Or your own questions (JSON in the bundled file's form, lost-in-the-middle JSON Lines with ctxs and isgold, or a UDCG reference JSON — no gold answers, so no accuracy): " }
                             <input type="file" id="litm-data-file" accept=".json,.jsonl" onchange={on_own} disabled={state.running} />
                         </label>
                         if matches!(&state.data, Some(Ok(d)) if d.own.is_some()) {
@@ -464,7 +479,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                             </fieldset>
                         </div>
                         <p class="hint" id="litm-remote-note">{ format!(
-                            "Each context's prompt (the UDCG paper's, as for a local model) goes from this tab's worker straight to the provider with your key, only after you press Start; temperature 0, at most {MAX_NEW_TOKENS} tokens, the answer's first line scored by the paper's substring match. Replies are cached in this browser (a reload resumes without paying twice). p(NO-RESPONSE) and UDCG are not computed: the provider returns no log-probabilities of the prompt's tokens. A failed call is counted as failed, not as a wrong answer."
+                            "Each context's prompt (the one chosen below, as for a local model) goes from this tab's worker straight to the provider with your key, only after you press Start; temperature 0, at most {MAX_NEW_TOKENS} tokens, the answer's first line scored by the paper's substring match. Replies are cached in this browser (a reload resumes without paying twice). p(NO-RESPONSE) and UDCG are not computed: the provider returns no log-probabilities of the prompt's tokens. A failed call is counted as failed, not as a wrong answer."
                         ) }</p>
                     }
                     <div class="litm-fields">
@@ -484,6 +499,16 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                             </label>
                         }
                     </div>
+                    <label class="litm-field">{ "Answer prompt: " }
+                        <select id="litm-prompt" onchange={on_prompt} disabled={state.running}>
+                            { for LitmPrompt::ALL.iter().map(|p| html! {
+                                <option value={p.slug()} selected={*p == state.prompt}>{ p.label() }</option>
+                            }) }
+                        </select>
+                    </label>
+                    if state.prompt != LitmPrompt::Udcg {
+                        <p class="hint" id="litm-prompt-note">{ "The lost-in-the-middle paper's prompt (nelson-liu/lost-in-the-middle, MIT: src/lost_in_the_middle/prompts/) as the one user message, documents as its code formats them. It does not ask for NO-RESPONSE, so no p(NO-RESPONSE) of the context is computed; UDCG's passage utilities keep the UDCG paper's prompt (their definition)." }</p>
+                    }
                     <fieldset class="litm-positions" disabled={state.running}>
                         <legend>{ "Positions of the relevant passage" }</legend>
                         { for (1..=state.k).map(|p| {
@@ -661,6 +686,7 @@ fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
                             <td data-failed={r.failed.to_string()}>{ if r.failed > 0 { format!("{} ({} failed)", r.n, r.failed) } else { r.n.to_string() } }</td>
                             <td>{ match r.band {
                                 Some((lo, hi)) if r.n > 0 => format!("{} [{}, {}]", f(r.accuracy), f(lo), f(hi)),
+                                _ if r.n > 0 && r.scored == 0 => "n/a (no gold answers)".to_string(),
                                 _ => f(r.accuracy),
                             } }</td>
                             <td>{ r.p_no_response.map_or("–".into(), f) }</td>
