@@ -1,5 +1,5 @@
 //! `#/learn/...`: the teaching pages. `udcg-vs-ndcg` is the context builder; `lost-in-the-middle`
-//! runs the lost-in-the-middle experiment with a local model.
+//! runs the lost-in-the-middle experiment with a local model or a remote LLM.
 
 pub mod cards;
 pub mod history_chart;
@@ -52,7 +52,7 @@ pub fn learn_page(props: &LearnProps) -> Html {
                     <li><a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>
                         { " — build a context, move and toggle passages, and see why a retrieval metric for RAG must count distracting passages (no model needed)." }</li>
                     <li><a href="#/learn/lost-in-the-middle">{ "Lost in the middle" }</a>
-                        { " — run the lost-in-the-middle experiment with a GGUF model of your own, beside the paper's published curves." }</li>
+                        { " — run the lost-in-the-middle experiment with a GGUF model of your own or a remote LLM, beside the paper's published curves." }</li>
                 </ul>
                 <p><a href="#/">{ "Back to Evaluate" }</a></p>
             </section>

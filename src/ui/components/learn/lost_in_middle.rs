@@ -1,6 +1,7 @@
 //! `#/learn/lost-in-the-middle`: the lost-in-the-middle experiment (Liu et al., TACL 2024) run on
 //! the user's machine with a GGUF model picked from disk, in this page's own worker reactor (the
-//! engine is src/engine/inference/litm.rs): one relevant passage moved through a context of
+//! engine is src/engine/inference/litm.rs), or with a remote LLM through the Judges layer (the
+//! Judges page's provider settings; src/engine/litm_remote.rs): one relevant passage moved through a context of
 //! distractors; per position, answer accuracy with a bootstrap band, p(NO-RESPONSE), and nDCG,
 //! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. Results are
 //! kept in IndexedDB per (model, data, k, position), so a reload resumes.
@@ -413,7 +414,19 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
     let model_name = state
         .model_name()
         .unwrap_or_else(|| "no model yet".to_string());
-    let rows = state.summary();
+    // The summary's bootstrap bands (2,000 resamples per position) only when a result or the
+    // choice of questions and positions changes, not on every render (progress re-renders often).
+    let rows = {
+        let s = state.clone();
+        let deps = (
+            state.items.clone(),
+            state.failed.clone(),
+            state.positions.clone(),
+            state.questions,
+            state.data_key(),
+        );
+        (*use_memo(deps, move |_| s.summary())).clone()
+    };
     let failed_total = state.failed.len();
     let answered = rows.iter().map(|r| r.n).max().unwrap_or(0);
     let progress = state.progress.map(|(done, total, seconds)| {
@@ -429,7 +442,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
     html! {
         <section class="learn-page litm" aria-labelledby="litm-title">
             <h2 id="litm-title">{ "Lost in the middle, measured on your machine" }</h2>
-            <p class="lede">{ "Liu et al. (“Lost in the Middle: How Language Models Use Long Contexts”, TACL 2024) moved the one passage that holds the answer through a context of 20 retrieved passages: answer accuracy was highest with it first or last and lowest in the middle — a U shape. The UDCG paper (Trappolini et al. 2025, Figure 1) adds the retrieval metrics of the same contexts: nDCG, MAP and MRR fall as the passage moves down, precision stays flat, and none follows the reader's accuracy. Here you run that experiment with a model of your own, in this tab." }</p>
+            <p class="lede">{ "Liu et al. (“Lost in the Middle: How Language Models Use Long Contexts”, TACL 2024) moved the one passage that holds the answer through a context of 20 retrieved passages: answer accuracy was highest with it first or last and lowest in the middle — a U shape. The UDCG paper (Trappolini et al. 2025, Figure 1) adds the retrieval metrics of the same contexts: nDCG, MAP and MRR fall as the passage moves down, precision stays flat, and none follows the reader's accuracy. Here you run that experiment with a model of your own: a GGUF file run in this tab, or a remote LLM with your own key." }</p>
 
             <div class="learn-grid">
                 <div class="litm-setup steps">
@@ -617,7 +630,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                         <button id="litm-export-svg" disabled={state.items.is_empty()} onclick={on_svg}>{ "Chart (SVG)" }</button>
                         <button id="litm-export-cli" disabled={state.utilities.is_empty()} onclick={export("litm-contexts.jsonl", "application/x-ndjson", litm_export::contexts_jsonl)}>{ "Contexts for ragscope answer (JSONL)" }</button>
                     </div>
-                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, computed with the same model you picked (one short forward pass per passage, k per question); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
+                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, computed with the same local model you picked (one short forward pass per passage, k per question; a remote model gives none, so its UDCG is “–”); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
                 </div>
             </div>
 
@@ -631,11 +644,13 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                 <h3>{ "4. What this run shows, and what it does not" }</h3>
                 <ul>
                     <li>{ "It shows how your model's answers, and every metric of the same contexts, change as the relevant passage moves — on a few dozen questions at most, with a band that says how uncertain each point is (a 95% bootstrap interval over questions). With 10 questions, one answer moves the accuracy by 10 points." }</li>
-                    <li>{ "It is not a replication: the paper's distractors for only 3 questions, easier substitutes for the rest; small models (a 135M model answers few questions at any position); the answer prompt is the UDCG paper's (the one `ragscope answer` uses), not the lost-in-the-middle paper's; answers are scored by the paper's normalised substring match." }</li>
+                    <li>{ "It is not a replication: the paper's distractors for only 3 questions, easier substitutes for the rest; small models (a 135M model answers few questions at any position); the answer prompt is the UDCG paper's unless you choose the lost-in-the-middle paper's QA or key–value prompt; answers are cut at 32 tokens and their first line is scored by the paper's normalised substring match." }</li>
+                    <li>{ "With a remote LLM: each context is one request at temperature 0 (providers are not always deterministic even then); a call that fails is shown and left out, so a position's accuracy is over the questions answered there (n); p(NO-RESPONSE) and UDCG are “–” because providers return no log-probabilities of the prompt's tokens." }</li>
+                    <li>{ "With a UDCG reference JSON: its examples have no gold answers, so there is no accuracy (“n/a”), only p(NO-RESPONSE) (local models) and the metrics; each example's first relevant passage is the one moved, its other relevant passages are left out." }</li>
                     <li>{ "Small models read long inputs differently: past about half their context window, recency tends to dominate (Veseli et al., COLM 2025), so a rising curve toward the end is not the paper's U." }</li>
                     <li>{ "The retrieval metrics do not need a model: nDCG, MAP and MRR fall with the position by definition, P is flat, and UDCG has no position discount, so it is flat too — the UDCG paper's point is that position matters little to accuracy in realistic settings (its §7), while distracting passages matter a lot." }</li>
                 </ul>
-                <p class="hint" id="litm-not-yet">{ "Not yet on this page: the paper's own key–value prompt (the records above use the UDCG answer prompt); a UDCG reference JSON as the data (it has no gold answers to score); a remote LLM through the Judges layer (the CLI has it: `ragscope answer --judge`)." }</p>
+                <p class="hint" id="litm-not-yet">{ "Not yet on this page: p(NO-RESPONSE) and UDCG for a remote model (an OpenAI-compatible server's echoed log-probabilities, as `ragscope judge utility` reads them, need the model's chat template); the p(NO-RESPONSE) values a UDCG reference JSON already holds (the chosen model computes its own)." }</p>
             </div>
             <p class="hint refs">{ "Data: NQ-open (Kwiatkowski et al. 2019) and Wikipedia (CC BY-SA 3.0) via nelson-liu/lost-in-the-middle (MIT); see SOURCE.txt of the bundled subset. " }
                 <a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>{ " builds single contexts by hand." }</p>
