@@ -20,6 +20,7 @@ import { createInterface } from 'node:readline';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
 import { startServer, launch, screenshot, artifacts, shared, skip } from './harness.mjs';
 
 const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
@@ -148,7 +149,8 @@ function cliMetrics(answered, questions = QUESTIONS, positions = POSITIONS, k = 
 }
 
 test('a remote LLM answers the contexts: accuracy by the rule, failures shown, metrics equal the CLI, a reload resumes', async (t) => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // bypassCSP: for axe-core's script only (the page's CSP still governs the worker's fetches).
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
@@ -211,9 +213,19 @@ test('a remote LLM answers the contexts: accuracy by the rule, failures shown, m
   await screenshot(page, 'litm-remote-desktop');
   await page.setViewportSize({ width: 390, height: 844 });
   await screenshot(page, 'litm-remote-phone');
+  // The setup column alone (the full page is too tall to look at on a phone).
+  await page.locator('.litm-setup').screenshot({ path: join(artifacts, 'litm-remote-phone-setup.png') });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `the page scrolls sideways on a phone by ${overflow}px`);
   await page.setViewportSize({ width: 1280, height: 900 });
+
+  // axe-core on the page with the remote settings, the estimate and the failures shown.
+  const require = createRequire(import.meta.url);
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const axe = await page.evaluate(async () => window.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  assert.deepEqual(bad, []);
 
   // A reload resumes: the 6 answered contexts come from IndexedDB, nothing is sent, and the
   // estimate counts only the 3 failed ones.
