@@ -372,4 +372,12 @@ pub mod worker {
             }
         }
     }
+
+    /// The page has gone (its reactor ends): nothing more is sent on its behalf (what was
+    /// answered is in the judge cache, so running again later costs nothing for it).
+    impl Drop for RemoteRuns {
+        fn drop(&mut self) {
+            self.cancel();
+        }
+    }
 }
