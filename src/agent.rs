@@ -13,6 +13,9 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     // between requests.
     #[cfg(target_arch = "wasm32")]
     let mut jobs = crate::engine::judges::worker::Jobs::default();
+    // The lost-in-the-middle page's remote model: a task of its own, reporting like judge jobs.
+    #[cfg(target_arch = "wasm32")]
+    let mut remote = crate::engine::litm_remote::worker::RemoteRuns::default();
     let (judge_out, mut judge_in) = futures::channel::mpsc::unbounded::<Response>();
     #[cfg(not(target_arch = "wasm32"))]
     drop(judge_out);
@@ -79,9 +82,18 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                 }
                 vec![]
             }
-            // The lost-in-the-middle page: one context per step (cancel between steps).
+            #[cfg(target_arch = "wasm32")]
+            Request::Litm(r) if r.is_remote() => {
+                remote.handle(r, &judge_out);
+                vec![]
+            }
+            // The lost-in-the-middle page: one context per step (cancel between steps). Cancel
+            // stops a remote run too.
             #[cfg(target_arch = "wasm32")]
             Request::Litm(r) => {
+                if matches!(r, crate::protocol::litm::LitmRequest::Cancel) {
+                    remote.cancel();
+                }
                 if !crate::engine::inference::litm_web::drive(&mut scope, &mut workspace, r).await {
                     return;
                 }

@@ -28,6 +28,10 @@ pub mod inference;
 #[cfg(test)]
 mod judged_answers_tests;
 pub mod judges;
+pub mod litm_prompts;
+pub mod litm_remote;
+#[cfg(test)]
+mod litm_remote_tests;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;

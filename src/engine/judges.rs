@@ -3,11 +3,11 @@
 
 pub mod batch;
 #[cfg(target_arch = "wasm32")]
-mod fetch;
+pub(crate) mod fetch;
 mod files;
 mod grades_view;
 #[cfg(target_arch = "wasm32")]
-mod idb_cache;
+pub(crate) mod idb_cache;
 pub mod job;
 #[cfg(test)]
 mod job_tests;
@@ -36,7 +36,7 @@ use std::time::Duration;
 pub const CACHE_DB: &str = "ragscope-judge-cache";
 
 /// Outside the browser (native tests of the engine) nothing is ever sent.
-struct NoNetwork;
+pub(crate) struct NoNetwork;
 
 impl Transport for NoNetwork {
     fn send(&self, _: HttpRequest) -> LocalBoxFuture<'_, Result<HttpResponse, TransportError>> {

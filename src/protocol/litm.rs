@@ -3,7 +3,104 @@
 //! context per step, so progress and cancel answer between contexts.
 
 use super::compute::{BackendChoice, BackendInfo};
+use super::judges::{ProviderChoice, Secret};
 use serde::{Deserialize, Serialize};
+
+/// A remote LLM as the model of the experiment (the Judges page's provider settings): each
+/// context's prompt is sent to it once, through crates/judge (retries, cache, cost), from the
+/// worker, after the user pressed Start.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq)]
+pub struct RemoteModel {
+    pub provider: ProviderChoice,
+    pub model: String,
+    pub base_url: String,
+}
+
+impl RemoteModel {
+    /// Names the model in cache keys, exports and titles (`openai/gpt-4o-mini`; a base URL other
+    /// than the provider's default is part of it: another server is another model).
+    pub fn name(&self) -> String {
+        let base = self.base_url.trim().trim_end_matches('/');
+        if base == self.provider.default_base_url() || base.is_empty() {
+            format!("{}/{}", self.provider.slug(), self.model.trim())
+        } else {
+            format!("{}/{} at {base}", self.provider.slug(), self.model.trim())
+        }
+    }
+}
+
+/// The answer prompt (src/engine/litm_prompts.rs).
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LitmPrompt {
+    /// The UDCG paper's (Figure 3), as `ragscope answer`.
+    #[default]
+    Udcg,
+    /// The lost-in-the-middle paper's multi-document QA prompt (qa.prompt).
+    PaperQa,
+    /// The lost-in-the-middle paper's key–value retrieval prompt (kv_retrieval.prompt).
+    PaperKv,
+}
+
+impl LitmPrompt {
+    pub const ALL: [LitmPrompt; 3] = [LitmPrompt::Udcg, LitmPrompt::PaperQa, LitmPrompt::PaperKv];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            LitmPrompt::Udcg => "udcg",
+            LitmPrompt::PaperQa => "litm-qa",
+            LitmPrompt::PaperKv => "litm-kv",
+        }
+    }
+
+    pub fn from_slug(s: &str) -> Option<LitmPrompt> {
+        Self::ALL.into_iter().find(|p| p.slug() == s)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            LitmPrompt::Udcg => {
+                "the UDCG paper's (system prompt, “Document: …” lines; as ragscope answer)"
+            }
+            LitmPrompt::PaperQa => {
+                "the lost-in-the-middle paper's multi-document QA prompt (qa.prompt)"
+            }
+            LitmPrompt::PaperKv => {
+                "the lost-in-the-middle paper's key–value retrieval prompt (kv_retrieval.prompt)"
+            }
+        }
+    }
+}
+
+/// What a remote run (or its estimate) sends: the contexts of `tasks` (question index,
+/// 1-based position) as prompts, answered at temperature 0 with at most `max_tokens` tokens.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RemoteRun {
+    pub remote: RemoteModel,
+    pub questions: Vec<LitmQuestion>,
+    pub k: usize,
+    pub tasks: Vec<(usize, usize)>,
+    pub max_tokens: u32,
+    /// Requests in flight at most.
+    pub concurrency: u32,
+    #[serde(default)]
+    pub prompt: LitmPrompt,
+}
+
+/// What a remote run would send (cached requests excluded), before Start.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct RemoteEstimate {
+    pub requests: usize,
+    pub cached: usize,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// At the price table's price; `None` when the model is not in it.
+    pub cost: Option<f64>,
+    pub price_note: String,
+    /// The URL the requests go to.
+    pub endpoint: String,
+    /// The first context's prompt as the provider receives it.
+    pub first_prompt: String,
+}
 
 /// One question: its passages in the data's order, the relevant one at `gold_index`.
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -31,9 +128,37 @@ pub enum LitmRequest {
         context_p: bool,
         max_new_tokens: usize,
         backend: BackendChoice,
+        /// The answer prompt (utilities always use the UDCG paper's, their definition).
+        #[serde(default)]
+        prompt: LitmPrompt,
     },
-    /// Stops after the context being computed; what was reported stays reported.
+    /// Stops after the context being computed; what was reported stays reported. Also stops a
+    /// remote run (requests in flight finish; nothing new is sent).
     Cancel,
+    /// Requests, tokens and cost of a remote run, looking each request up in the judge cache;
+    /// sends nothing.
+    EstimateRemote(RemoteRun),
+    /// Runs the contexts on the remote model. The key travels only here, inside a [`Secret`].
+    StartRemote {
+        run: RemoteRun,
+        key: Option<Secret>,
+    },
+    /// A remote run: requests in flight finish, no new one starts until `ResumeRemote`.
+    PauseRemote,
+    ResumeRemote,
+}
+
+impl LitmRequest {
+    /// Handled by the remote runner (its own task in the worker), not the local engine.
+    pub fn is_remote(&self) -> bool {
+        matches!(
+            self,
+            LitmRequest::EstimateRemote(_)
+                | LitmRequest::StartRemote { .. }
+                | LitmRequest::PauseRemote
+                | LitmRequest::ResumeRemote
+        )
+    }
 }
 
 /// One context's outcome and scores.
@@ -52,7 +177,9 @@ pub struct LitmItem {
     pub map: f64,
     pub mrr: f64,
     pub precision: f64,
-    pub udcg: f64,
+    /// `None` when the model gave no p(NO-RESPONSE) of the passages (a remote model).
+    pub udcg: Option<f64>,
+    /// Of the local model's tokenizer; 0 for a remote model (the provider counts its own).
     pub prompt_tokens: usize,
 }
 
@@ -77,4 +204,19 @@ pub enum LitmEvent {
     Cancelled {
         done: usize,
     },
+    /// A remote call that failed (after its retries): recorded as failed, never scored.
+    ItemFailed {
+        qid: String,
+        position: usize,
+        error: String,
+    },
+    RemoteEstimate(RemoteEstimate),
+    RemoteEstimateFailed(String),
+    /// HTTP requests sent so far by a remote run (retries included) and what they cost.
+    Spent {
+        requests: u64,
+        cost: Option<f64>,
+    },
+    /// A remote run paused (requests in flight finish) or resumed.
+    Paused(bool),
 }

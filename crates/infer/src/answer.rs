@@ -69,6 +69,24 @@ impl<'m> Answerer<'m> {
         )
     }
 
+    /// A prompt rendered by the caller as the one user message (no system message: the
+    /// lost-in-the-middle paper's prompts), through the chat template with a generation prompt.
+    pub fn user_prompt_text(&self, user: &str) -> Result<String> {
+        self.chat.render(
+            &[ChatMessage::new("user", user)],
+            true,
+            self.tokenizer.bos_text(),
+            self.tokenizer.eos_text(),
+        )
+    }
+
+    /// Token ids of [`Answerer::user_prompt_text`].
+    pub fn user_prompt_tokens(&self, user: &str) -> Result<Vec<u32>> {
+        Ok(self
+            .tokenizer
+            .encode(&self.user_prompt_text(user)?, false, true))
+    }
+
     /// Token ids of the prompt (special tokens parsed, nothing added; see `NoResponseScorer`).
     pub fn prompt_tokens(&self, question: &str, passages: &[&str]) -> Result<Vec<u32>> {
         Ok(self

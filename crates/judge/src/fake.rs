@@ -42,6 +42,12 @@
 //!
 //! and for every task `garbage` (an unparseable reply, at any temperature) and `truncated`.
 //!
+//! Free-text answers (the lost-in-the-middle page's remote model): when a passage of the prompt
+//! carries `answer=X`, the fake is a reader that looks at the **first** passage only: the reply is
+//! X when the first `FAKE{...}` block of the request holds `answer=X`, else `NO-RESPONSE`. With
+//! `FAKE{answer=...}` in each gold passage and a `FAKE{...}` block in every distractor, a context
+//! is answered correctly exactly when its gold passage comes first.
+//!
 //! The three batch APIs are served too, in memory (see `fake/batch.rs`): requests inside a batch
 //! get the replies above, plus `batcherror` (a per-request error) and `batchexpired`.
 
@@ -655,6 +661,17 @@ pub fn markers() -> Script {
                 headers: Vec::new(),
                 body: "{\"choices\": [{\"message\": {\"content\": \"##final sc".into(),
             }
+        } else if get("answer").is_some() {
+            let first = r
+                .body
+                .find("FAKE{")
+                .map(|i| &r.body[i..r.body[i..].find('}').map_or(r.body.len(), |j| i + j + 1)])
+                .unwrap_or("");
+            let answer = directives(first)
+                .into_iter()
+                .find(|(k, _)| k == "answer")
+                .map_or_else(|| "NO-RESPONSE".to_string(), |(_, v)| v);
+            text(answer)
         } else if let Some(a) = utility_reply(r, &ds, false) {
             a
         } else if let Some(a) = task_reply(r, &ds) {

@@ -667,3 +667,55 @@ fn transport_errors_in_memory() {
     assert_eq!(transport.0.get(), 3);
     assert_eq!(s.server.request_count(), 0);
 }
+
+/// The fake's free-text reader (the lost-in-the-middle page's e2e test relies on it): it answers
+/// `answer=X` only when the first `FAKE{}` block of the request holds it, in every wire format.
+#[test]
+fn the_fake_reader_answers_from_the_first_passage_only() {
+    use ragscope_judge::task::answer::Answer;
+    use ragscope_judge::{ItemKey, JobItem};
+    for kind in ProviderKind::ALL {
+        let s = setup(kind, Rc::new(MemoryCache::new()));
+        let task = Answer::new(32);
+        let prompt = |docs: &[&str]| {
+            let mut p = String::new();
+            for d in docs {
+                p.push_str(&format!("Document: {d}\n"));
+            }
+            p + "Question: where?\nAnswer:"
+        };
+        let items: Vec<JobItem> = [
+            prompt(&["Paris FAKE{answer=Paris}", "other FAKE{d}"]),
+            prompt(&["other FAKE{d}", "Paris FAKE{answer=Paris}"]),
+            prompt(&["Rome FAKE{answer=Rome,400}", "other FAKE{d}"]),
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, p)| task.item(ItemKey(vec![("i".into(), i.to_string())]), Some("sys"), p))
+        .collect();
+        let job = Job {
+            task: Rc::new(task),
+            items,
+            samples: 1,
+        };
+        let (summary, _) = run(&s, &job, &opts(1), &Control::new());
+        let answers: Vec<Option<Value>> = summary
+            .records
+            .iter()
+            .map(|r| r.result.as_ref().map(|v| v["answer"].clone()))
+            .collect();
+        assert_eq!(
+            answers,
+            vec![
+                Some(Value::from("Paris")),
+                Some(Value::from("NO-RESPONSE")),
+                None
+            ],
+            "{kind}"
+        );
+        assert!(summary.records[2]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("400")));
+    }
+}

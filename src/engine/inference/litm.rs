@@ -13,7 +13,7 @@
 //! `litm_web.rs` shares the prompt building and the scoring.
 
 use super::{LocalModel, Workspace};
-use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion, LitmRequest};
+use crate::protocol::litm::{LitmEvent, LitmItem, LitmPrompt, LitmQuestion, LitmRequest};
 use crate::protocol::Response;
 use ragscope_eval::rag::answer_match::outcome;
 use ragscope_eval::rag::classic;
@@ -92,6 +92,7 @@ pub struct LitmJob {
     utilities: Vec<Option<Vec<f64>>>,
     tasks: Vec<(usize, usize)>,
     context_p: bool,
+    prompt: LitmPrompt,
     pub options: GreedyOptions,
     /// Questions whose utilities are still to compute, in order.
     pending_utilities: Vec<usize>,
@@ -126,6 +127,7 @@ impl LitmJob {
             tasks,
             context_p,
             max_new_tokens,
+            prompt,
             ..
         } = request
         else {
@@ -170,6 +172,7 @@ impl LitmJob {
             utilities,
             tasks,
             context_p,
+            prompt,
             options: GreedyOptions {
                 max_new_tokens,
                 ..GreedyOptions::default()
@@ -237,9 +240,22 @@ impl LitmJob {
             .map(|(j, _)| question.passages[*j].as_str())
             .collect();
         let answerer = self.answerer(local)?;
-        let ids = answerer
-            .prompt_tokens(&question.question, &texts)
-            .map_err(|e| format!("{}: {e}", question.qid))?;
+        let ids = match self.prompt {
+            // As `ragscope answer` (its system prompt and Document lines).
+            LitmPrompt::Udcg => answerer.prompt_tokens(&question.question, &texts),
+            // The lost-in-the-middle paper's prompts: the user message alone.
+            other => {
+                let (_, user) = crate::engine::litm_prompts::render(
+                    other,
+                    &question.question,
+                    &texts,
+                    position - 1,
+                )
+                .map_err(|e| format!("{}: {e}", question.qid))?;
+                answerer.user_prompt_tokens(&user)
+            }
+        }
+        .map_err(|e| format!("{}: {e}", question.qid))?;
         let prompt = check(
             ids,
             &format!("{} with the gold at position {position}", question.qid),
@@ -247,7 +263,8 @@ impl LitmJob {
         Ok(Work::Context {
             task: self.next_task,
             prompt,
-            want_p: self.context_p,
+            // p(NO-RESPONSE) of a context only under the prompt that asks for NO-RESPONSE.
+            want_p: self.context_p && self.prompt == LitmPrompt::Udcg,
         })
     }
 
@@ -282,27 +299,48 @@ impl LitmJob {
         prompt_tokens: usize,
     ) -> LitmEvent {
         let (q, position) = self.tasks[task];
-        let question = &self.questions[q];
-        let ctx = context(question, self.k, position).unwrap_or_default();
-        let p = self.utilities[q].as_deref().unwrap_or(&[]);
-        let [ndcg, map, mrr, precision, udcg] = scores(&ctx, question, self.k, p);
-        let o = outcome(&answer, &question.answers, true);
         self.next_task = task + 1;
         self.done += 1;
-        LitmEvent::Item(LitmItem {
-            qid: question.qid.clone(),
+        LitmEvent::Item(item_of(
+            &self.questions[q],
+            self.k,
             position,
-            correct: o == Outcome::Correct,
-            abstain: o == Outcome::Abstain,
             answer,
+            self.utilities[q].as_deref(),
             p_no_response,
-            ndcg,
-            map,
-            mrr,
-            precision,
-            udcg,
             prompt_tokens,
-        })
+        ))
+    }
+}
+
+/// One context's result: the answer's outcome by the lost-in-the-middle scorer (crates/eval
+/// `answer_match::outcome`) and the metrics of the context; UDCG only with the passages'
+/// p(NO-RESPONSE) (`utilities`, in [`utility_passages`]' order), else `None`.
+pub fn item_of(
+    question: &LitmQuestion,
+    k: usize,
+    position: usize,
+    answer: String,
+    utilities: Option<&[f64]>,
+    p_no_response: Option<f64>,
+    prompt_tokens: usize,
+) -> LitmItem {
+    let ctx = context(question, k, position).unwrap_or_default();
+    let [ndcg, map, mrr, precision, udcg] = scores(&ctx, question, k, utilities.unwrap_or(&[]));
+    let o = outcome(&answer, &question.answers, true);
+    LitmItem {
+        qid: question.qid.clone(),
+        position,
+        correct: o == Outcome::Correct,
+        abstain: o == Outcome::Abstain,
+        answer,
+        p_no_response,
+        ndcg,
+        map,
+        mrr,
+        precision,
+        udcg: utilities.map(|_| udcg),
+        prompt_tokens,
     }
 }
 
@@ -383,6 +421,9 @@ impl Workspace {
 
     /// Natively (tests, and the reactor off the browser): the whole experiment on the CPU.
     pub(in crate::engine) fn handle_litm(&mut self, request: LitmRequest) -> Vec<Response> {
+        if request.is_remote() {
+            return crate::engine::litm_remote::handle_now(request);
+        }
         if matches!(request, LitmRequest::Cancel) {
             return self
                 .end_litm()
@@ -477,6 +518,7 @@ mod tests {
             context_p: true,
             max_new_tokens: expected["max_new_tokens"].as_u64().unwrap() as usize,
             backend: Default::default(),
+            prompt: Default::default(),
         });
         let items: Vec<&LitmItem> = out
             .iter()
@@ -509,7 +551,7 @@ mod tests {
             (0.5, 0.5, 0.5)
         );
         let x: f64 = 0.75 / 2.0 - (1.0 / 3.0) * 0.5 / 2.0;
-        assert!((items[1].udcg - 1.0 / (1.0 + (-x).exp())).abs() < 1e-12);
+        assert!((items[1].udcg.unwrap() - 1.0 / (1.0 + (-x).exp())).abs() < 1e-12);
         assert!(items
             .iter()
             .all(|i| i.p_no_response.is_some_and(|p| (0.0..=1.0).contains(&p))));
@@ -530,5 +572,54 @@ mod tests {
         assert_eq!(idx(5, 5), vec![0, 1, 3, 4, 2]);
         assert!(context(&q, 3, 4).is_err());
         assert!(context(&q, 6, 1).is_err());
+    }
+}
+
+#[cfg(test)]
+mod prompt_tests {
+    //! The lost-in-the-middle paper's prompt reaches a local model as the one user message of
+    //! its chat template, and no p(NO-RESPONSE) of the context is asked for under it.
+    use super::*;
+    use crate::engine::inference::open_model;
+    use ragscope_infer::gguf::VecSource;
+
+    #[test]
+    fn the_papers_qa_prompt_is_the_user_message() {
+        const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+        let mut ws = Workspace::default();
+        let path = format!("{ROOT}/crates/infer/tests/fixtures/llama-f32.gguf");
+        let m = open_model(&VecSource::new(std::fs::read(path).unwrap()), "m.gguf").unwrap();
+        ws.set_model(m);
+        let q = LitmQuestion {
+            qid: "q".into(),
+            question: "who?".into(),
+            answers: vec!["x".into()],
+            gold_index: 0,
+            passages: vec!["(Title: G) gold".into(), "other".into()],
+        };
+        ws.start_litm(LitmRequest::Start {
+            questions: vec![q],
+            k: 2,
+            utilities: vec![Some(vec![0.5, 0.5])],
+            tasks: vec![(0, 2)],
+            context_p: true,
+            max_new_tokens: 2,
+            backend: Default::default(),
+            prompt: LitmPrompt::PaperQa,
+        })
+        .unwrap();
+        let local = ws.local.as_ref().unwrap();
+        let job = ws.litm.as_ref().unwrap();
+        let Work::Context { prompt, want_p, .. } = job.next_work(local).unwrap() else {
+            panic!("a context");
+        };
+        assert!(!want_p);
+        let user = "Write a high-quality answer for the given question using only the provided search results (some of which might be irrelevant).\n\nDocument [1](Title: ) other\nDocument [2](Title: G) gold\n\nQuestion: who?\nAnswer:";
+        let answerer = job.answerer(local).unwrap();
+        assert_eq!(prompt, answerer.user_prompt_tokens(user).unwrap());
+        assert!(!answerer
+            .user_prompt_text(user)
+            .unwrap()
+            .contains(ragscope_infer::utility::PAPER_SYSTEM_PROMPT));
     }
 }

@@ -27,6 +27,8 @@ pub async fn drive(scope: &mut Scope, ws: &mut Workspace, request: LitmRequest) 
         // Outside a run there is nothing to cancel.
         LitmRequest::Cancel => return true,
         LitmRequest::Start { backend, .. } => *backend,
+        // The remote runner's (see src/agent.rs).
+        _ => return true,
     };
     if let Err(e) = ws.start_litm(request) {
         return send(scope, Response::Litm(LitmEvent::Failed(e))).await;

@@ -160,7 +160,7 @@ impl Workspace {
 }
 
 /// The first request's prompt as the model will read it.
-fn prompt_text(call: &Call) -> String {
+pub(crate) fn prompt_text(call: &Call) -> String {
     match call {
         Call::Chat(c) => {
             let mut s = String::new();

@@ -468,7 +468,7 @@ fn main_view() -> Html {
                 on_show_tab={{ let d = state.dispatcher(); Callback::from(move |t| d.dispatch(Action::SetTab(t))) }} />
         }),
         Route::Learn(page) => Some(html! { <LearnPage page={page.clone()}
-        compute={state.compute.clone()} on_compute={on_compute.clone()} /> }),
+        compute={state.compute.clone()} on_compute={on_compute.clone()} judges={Some(judges.clone())} /> }),
     };
     let dispatch = state.dispatcher();
     let report = state.report.clone();

@@ -8,12 +8,13 @@ use super::drop_zone::DropZone;
 use super::file_list::FileList;
 use super::judge_batch::{BatchChoice, BatchStatus, KeptBatches};
 use super::judge_inputs::TaskInputsPanel;
-use crate::protocol::judges::{JudgeRequest, JudgeTaskChoice, ProviderChoice, Secret};
+use super::provider_fields::ProviderFields;
+use crate::protocol::judges::{JudgeRequest, JudgeTaskChoice, Secret};
 use crate::ui::download;
 use crate::ui::judges_state::{JobPhase, JobView, JudgeAction, JudgeInputs, JudgeState};
 use crate::ui::state::{FileStatus, LoadedFile, Tab};
 use wasm_bindgen::JsCast;
-use web_sys::{HtmlInputElement, HtmlSelectElement};
+use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
 /// Rows of the failures table, at most (a provider that is down fails every item).
@@ -42,13 +43,6 @@ fn input_value(e: &Event) -> String {
         .unwrap_or_default()
 }
 
-fn select_value(e: &Event) -> String {
-    e.target()
-        .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
-        .map(|s| s.value())
-        .unwrap_or_default()
-}
-
 /// `$0.0123`, with more digits for tiny amounts so they do not read as zero.
 pub fn money(usd: f64) -> String {
     if usd == 0.0 {
@@ -70,7 +64,7 @@ fn duration(s: f64) -> String {
 }
 
 /// The host the requests go to, as the confirmation names it.
-fn host_of(url: &str) -> &str {
+pub fn host_of(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     rest.split('/').next().unwrap_or(rest)
 }
@@ -93,7 +87,7 @@ fn reading_note(files: &[LoadedFile]) -> Option<String> {
 }
 
 /// Whether the page's CSP (its `<meta>` tag) lets the worker fetch `url`.
-fn page_may_connect(url: &str) -> bool {
+pub fn page_may_connect(url: &str) -> bool {
     let policy = gloo::utils::document()
         .query_selector("meta[http-equiv=\"Content-Security-Policy\"]")
         .ok()
@@ -139,30 +133,6 @@ pub fn judges_page(props: &Props) -> Html {
     let set_input = |make: fn(String) -> JudgeAction| {
         let d = state.dispatcher();
         Callback::from(move |e: InputEvent| d.dispatch(make(input_value(&e.into()))))
-    };
-    let on_provider = {
-        let d = state.dispatcher();
-        Callback::from(move |e: Event| {
-            if let Some(p) = ProviderChoice::from_slug(&select_value(&e)) {
-                d.dispatch(JudgeAction::SetProvider(p));
-            }
-        })
-    };
-    let on_remember = {
-        let d = state.dispatcher();
-        let provider = form.provider;
-        Callback::from(move |e: Event| {
-            let on = e
-                .target()
-                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
-                .is_some_and(|i| i.checked());
-            if !on {
-                yew::platform::spawn_local(async move {
-                    let _ = crate::ui::judge_keys::remove(provider).await;
-                });
-            }
-            d.dispatch(JudgeAction::SetRememberKey(on));
-        })
     };
     let on_estimate = {
         let d = state.dispatcher();
@@ -254,33 +224,7 @@ pub fn judges_page(props: &Props) -> Html {
             <form class="judge-form" onsubmit={Callback::from(|e: SubmitEvent| e.prevent_default())}>
                 <fieldset disabled={running}>
                     <legend>{ "Provider" }</legend>
-                    <label class="control">
-                        <span>{ "API" }</span>
-                        <select id="judge-provider" onchange={on_provider}>
-                            { for ProviderChoice::ALL.iter().map(|p| html! {
-                                <option value={p.slug()} selected={*p == form.provider}>{ p.label() }</option>
-                            }) }
-                        </select>
-                    </label>
-                    <label class="control">
-                        <span>{ "Model" }</span>
-                        <input id="judge-model" type="text" value={form.model.clone()} placeholder="gpt-4o-mini"
-                            autocomplete="off" spellcheck="false" oninput={set_input(JudgeAction::SetModel)} />
-                    </label>
-                    <label class="control wide">
-                        <span>{ "Base URL" }</span>
-                        <input id="judge-base-url" type="url" value={form.base_url.clone()}
-                            autocomplete="off" spellcheck="false" oninput={set_input(JudgeAction::SetBaseUrl)} />
-                    </label>
-                    <label class="control wide">
-                        <span>{ if form.provider.needs_key() { "API key" } else { "API key (optional)" } }</span>
-                        <input id="judge-key" type="password" value={form.key.clone()} autocomplete="off"
-                            oninput={set_input(JudgeAction::SetKey)} />
-                    </label>
-                    <label class="control check" title="Off by default: the key stays in this tab's memory. When on, it is kept in this browser's IndexedDB; 'Forget everything' erases it.">
-                        <input id="judge-remember-key" type="checkbox" checked={form.remember_key} onchange={on_remember} />
-                        { "Remember this key on this device" }
-                    </label>
+                    <ProviderFields state={state.clone()} id_prefix="judge" />
                 </fieldset>
                 <fieldset disabled={running}>
                     <legend>{ "Task and inputs" }</legend>

@@ -1,5 +1,5 @@
 //! `#/learn/...`: the teaching pages. `udcg-vs-ndcg` is the context builder; `lost-in-the-middle`
-//! runs the lost-in-the-middle experiment with a local model.
+//! runs the lost-in-the-middle experiment with a local model or a remote LLM.
 
 pub mod cards;
 pub mod history_chart;
@@ -27,6 +27,10 @@ pub struct LearnProps {
     pub compute: crate::ui::compute_state::ComputeState,
     #[prop_or_default]
     pub on_compute: Callback<crate::protocol::compute::ComputeRequest>,
+    /// The Judges page's state (its provider settings serve the lost-in-the-middle page's
+    /// remote model).
+    #[prop_or_default]
+    pub judges: Option<UseReducerHandle<crate::ui::judges_state::JudgeState>>,
 }
 
 #[function_component(LearnPage)]
@@ -35,7 +39,9 @@ pub fn learn_page(props: &LearnProps) -> Html {
     match name.trim_end_matches('/') {
         "udcg-vs-ndcg" => html! { <udcg_vs_ndcg::UdcgVsNdcg query={query.to_string()}
         compute={props.compute.clone()} on_compute={props.on_compute.clone()} /> },
-        "lost-in-the-middle" => html! { <lost_in_middle::LostInTheMiddle /> },
+        "lost-in-the-middle" => {
+            html! { <lost_in_middle::LostInTheMiddle judges={props.judges.clone()} /> }
+        }
         other => html! {
             <section class="learn" aria-labelledby="learn-title">
                 <h2 id="learn-title">{ "Learn" }</h2>
@@ -46,7 +52,7 @@ pub fn learn_page(props: &LearnProps) -> Html {
                     <li><a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>
                         { " — build a context, move and toggle passages, and see why a retrieval metric for RAG must count distracting passages (no model needed)." }</li>
                     <li><a href="#/learn/lost-in-the-middle">{ "Lost in the middle" }</a>
-                        { " — run the lost-in-the-middle experiment with a GGUF model of your own, beside the paper's published curves." }</li>
+                        { " — run the lost-in-the-middle experiment with a GGUF model of your own or a remote LLM, beside the paper's published curves." }</li>
                 </ul>
                 <p><a href="#/">{ "Back to Evaluate" }</a></p>
             </section>

@@ -19,6 +19,7 @@ pub mod learn;
 pub mod nav;
 pub mod per_query;
 pub mod progress;
+pub mod provider_fields;
 pub mod rag;
 pub mod results_table;
 pub mod tabs;

@@ -4,6 +4,7 @@
 //! new tasks (nuggets, pairwise battles, pointwise grades, citations, utilities) need no change
 //! to providers, retries, cache or budget.
 
+pub mod answer;
 pub mod answer_equivalence;
 pub mod answer_jobs;
 pub mod citations;

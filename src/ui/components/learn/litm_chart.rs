@@ -101,14 +101,24 @@ pub fn measured_chart(props: &MeasuredProps) -> Html {
     } else {
         format!("{n_min} to {n_max} questions per position")
     };
+    let num = |v: f64, digits: usize| {
+        if v.is_finite() {
+            format!("{v:.digits$}")
+        } else {
+            "n/a".to_string()
+        }
+    };
     let label = format!(
-        "Measured with {} on the bundled NQ subset, k = {}: {}; {}",
+        "Measured with {}, k = {}: {}; {}",
         props.model,
         props.k,
         rows.iter()
             .map(|r| format!(
-                "position {}: accuracy {:.2}, nDCG {:.3}, UDCG {:.3}",
-                r.position, r.accuracy, r.ndcg, r.udcg
+                "position {}: accuracy {}, nDCG {}, UDCG {}",
+                r.position,
+                num(r.accuracy, 2),
+                num(r.ndcg, 3),
+                num(r.udcg, 3)
             ))
             .collect::<Vec<_>>()
             .join("; "),

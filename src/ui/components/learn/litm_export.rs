@@ -23,20 +23,22 @@ fn num(v: f64) -> String {
 
 /// One row per chosen position: n, accuracy, its band, abstentions, p(NO-RESPONSE), metrics.
 pub fn summary_csv(s: &LitmState) -> String {
-    let model = s.model.as_ref().map_or("", |m| m.name.as_str());
+    let model = s.model_name().unwrap_or_default();
+    let model = model.as_str();
     let mut out = String::from(
-        "model,data,k,position,questions,accuracy,accuracy_ci95_low,accuracy_ci95_high,abstain,p_no_response,ndcg,map,mrr,precision,udcg\n",
+        "model,data,k,position,questions,failed,accuracy,accuracy_ci95_low,accuracy_ci95_high,abstain,p_no_response,ndcg,map,mrr,precision,udcg\n",
     );
     for r in s.summary() {
         let (lo, hi) = r.band.unwrap_or((f64::NAN, f64::NAN));
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(model),
             csv_field(&s.data_key()),
             s.k,
             r.position,
             r.n,
+            r.failed,
             num(r.accuracy),
             num(lo),
             num(hi),
@@ -66,6 +68,8 @@ pub fn items_csv(s: &LitmState) -> String {
         "qid,position,answer,correct,abstain,p_no_response,ndcg,map,mrr,precision,udcg,prompt_tokens\n",
     );
     for q in s.chosen() {
+        // No gold answers (a UDCG reference JSON): no correctness either.
+        let scored = q.answers.iter().any(|a| !a.trim().is_empty());
         for &p in &s.positions {
             if let Some(i) = s.items.get(&(q.qid.clone(), p)) {
                 let _ = writeln!(
@@ -74,14 +78,18 @@ pub fn items_csv(s: &LitmState) -> String {
                     i.qid,
                     i.position,
                     csv_field(&i.answer),
-                    i.correct,
+                    if scored {
+                        i.correct.to_string()
+                    } else {
+                        String::new()
+                    },
                     i.abstain,
                     i.p_no_response.map(num).unwrap_or_default(),
                     num(i.ndcg),
                     num(i.map),
                     num(i.mrr),
                     num(i.precision),
-                    num(i.udcg),
+                    i.udcg.map(num).unwrap_or_default(),
                     i.prompt_tokens
                 );
             }

@@ -2,7 +2,9 @@
 //! experiment's settings, the results per (question, position) and their summary per position.
 
 use crate::protocol::compute::{BackendChoice, BackendInfo, ComputeEvent, ModelInfo};
-use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion};
+use crate::protocol::litm::{
+    LitmEvent, LitmItem, LitmPrompt, LitmQuestion, RemoteEstimate, RemoteModel,
+};
 use crate::protocol::Response;
 use ragscope_eval::stats::paired::bootstrap_mean_ci;
 use serde::{Deserialize, Serialize};
@@ -27,6 +29,10 @@ pub struct LitmData {
     /// The user's own file (its name), else the bundled subset.
     #[serde(skip)]
     pub own: Option<String>,
+    /// What reading the user's file changed (a UDCG reference JSON: relevant passages beyond the
+    /// first left out, examples without a relevant passage skipped).
+    #[serde(skip)]
+    pub note: Option<String>,
 }
 
 fn bundled_key() -> String {
@@ -84,7 +90,95 @@ pub fn key_value(pairs: usize, questions: usize, seed: u64) -> LitmData {
         questions,
         key: format!("kv:{pairs}:{seed}"),
         own: Some(format!("key–value records ({pairs} pairs, seed {seed})")),
+        note: None,
     }
+}
+
+/// A UDCG reference JSON (GiovanniTRA/UDCG's form: `[{example_id, question, passages: [{doc_id,
+/// text, is_relevant, models_info?}]}]`) as questions: the first relevant passage is the one
+/// moved, the irrelevant ones (in the file's order) are the distractors, other relevant passages
+/// are left out (the experiment moves one relevant passage through irrelevant ones), and an
+/// example without a relevant passage is skipped. The file has no gold answers: `answers` is
+/// empty (accuracy is then "n/a"); an `answers` list, where an example has one, is used.
+/// p(NO-RESPONSE) values in `models_info` are not used: the chosen model computes its own.
+fn parse_udcg_json(name: &str, items: &[serde_json::Value]) -> Result<LitmData, String> {
+    let mut questions = Vec::new();
+    let (mut skipped, mut dropped) = (0usize, 0usize);
+    for (i, ex) in items.iter().enumerate() {
+        let at = format!("{name}: example {}", i + 1);
+        let question = ex["question"]
+            .as_str()
+            .ok_or_else(|| format!("{at}: missing string field \"question\""))?;
+        let passages = ex["passages"]
+            .as_array()
+            .ok_or_else(|| format!("{at}: missing list field \"passages\""))?;
+        let mut gold = None;
+        let mut others = Vec::new();
+        for (j, p) in passages.iter().enumerate() {
+            let text = p["text"]
+                .as_str()
+                .ok_or_else(|| format!("{at}: passages[{j}] has no \"text\""))?;
+            let relevant = p["is_relevant"]
+                .as_bool()
+                .ok_or_else(|| format!("{at}: passages[{j}] has no boolean \"is_relevant\""))?;
+            match (relevant, gold.is_some()) {
+                (true, false) => gold = Some(text.to_string()),
+                (true, true) => dropped += 1,
+                (false, _) => others.push(text.to_string()),
+            }
+        }
+        let Some(gold) = gold else {
+            skipped += 1;
+            continue;
+        };
+        let answers = ex["answers"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|x| x.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let q = DataQuestion {
+            qid: match &ex["example_id"] {
+                serde_json::Value::String(s) => s.clone(),
+                serde_json::Value::Number(n) => n.to_string(),
+                _ => format!("ex{}", i + 1),
+            },
+            source_qid: String::new(),
+            question: question.to_string(),
+            answers,
+            gold_index: 0,
+            original_distractors: false,
+            passages: std::iter::once(gold).chain(others).collect(),
+        };
+        if q.passages.len() < 2 {
+            return Err(format!(
+                "{at}: no irrelevant passage to move the relevant one through"
+            ));
+        }
+        questions.push(q);
+    }
+    let mut notes = vec![
+        "a UDCG reference JSON: no gold answers, so no accuracy; p(NO-RESPONSE) and every metric are computed".to_string(),
+    ];
+    if dropped > 0 {
+        notes.push(format!(
+            "{dropped} relevant passages beyond each example's first left out"
+        ));
+    }
+    if skipped > 0 {
+        notes.push(format!(
+            "{skipped} examples without a relevant passage skipped"
+        ));
+    }
+    Ok(LitmData {
+        source: String::new(),
+        questions,
+        key: String::new(),
+        own: None,
+        note: Some(notes.join("; ")),
+    })
 }
 
 /// Checks one question: passages present, the gold inside them, at least one answer.
@@ -113,7 +207,17 @@ fn check_question(q: &DataQuestion, at: &str) -> Result<(), String> {
 /// Errors name the line or question.
 pub fn parse_own(name: &str, text: &str, bytes: usize) -> Result<LitmData, String> {
     let whole = serde_json::from_str::<serde_json::Value>(text).ok();
-    let mut data = if whole.is_some_and(|v| v.get("questions").is_some()) {
+    let udcg = match &whole {
+        Some(serde_json::Value::Array(items))
+            if items.iter().any(|x| x.get("passages").is_some()) =>
+        {
+            Some(items)
+        }
+        _ => None,
+    };
+    let mut data = if let Some(items) = udcg {
+        parse_udcg_json(name, items)?
+    } else if whole.as_ref().is_some_and(|v| v.get("questions").is_some()) {
         let d: LitmData = serde_json::from_str(text)
             .map_err(|e| format!("{name}: line {}, column {}: {e}", e.line(), e.column()))?;
         for (i, q) in d.questions.iter().enumerate() {
@@ -188,6 +292,7 @@ pub fn parse_own(name: &str, text: &str, bytes: usize) -> Result<LitmData, Strin
             questions,
             key: String::new(),
             own: None,
+            note: None,
         }
     };
     if data.questions.is_empty() {
@@ -235,10 +340,35 @@ pub struct Saved {
     pub items: Vec<LitmItem>,
 }
 
+/// Which model answers: a GGUF run in this tab, or a remote LLM through the Judges layer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ModelSource {
+    #[default]
+    Local,
+    Remote,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct LitmState {
     pub data: Option<Result<Rc<LitmData>, String>>,
+    pub source: ModelSource,
+    /// The answer prompt.
+    pub prompt: LitmPrompt,
     pub model: Option<ModelInfo>,
+    /// The remote model as the Judges page's provider settings name it (`None`: not filled in).
+    pub remote: Option<RemoteModel>,
+    /// Remote calls that failed (after their retries), per (question, position): shown and
+    /// counted, never scored, never saved (a later run sends them again).
+    pub failed: BTreeMap<(String, usize), String>,
+    /// The estimate of a remote run, for the settings stamp it was made for.
+    pub estimate: Option<(String, RemoteEstimate)>,
+    /// The stamp of an estimate asked for and not yet answered.
+    pub estimating: Option<String>,
+    pub estimate_error: Option<String>,
+    /// A remote run is paused (requests in flight finish).
+    pub paused: bool,
+    /// HTTP requests a remote run sent, and their cost when the model has a price.
+    pub spent: Option<(u64, Option<f64>)>,
     /// "Opening …" or why the model could not be opened.
     pub model_note: Option<String>,
     pub k: usize,
@@ -262,7 +392,16 @@ impl Default for LitmState {
     fn default() -> Self {
         LitmState {
             data: None,
+            source: ModelSource::Local,
+            prompt: LitmPrompt::Udcg,
             model: None,
+            remote: None,
+            failed: BTreeMap::new(),
+            estimate: None,
+            estimating: None,
+            estimate_error: None,
+            paused: false,
+            spent: None,
             model_note: None,
             k: 10,
             positions: default_positions(10),
@@ -302,6 +441,12 @@ pub enum LitmAction {
     SetBackend(BackendChoice),
     /// Results found in IndexedDB for the current settings.
     Restored(Saved),
+    SetSource(ModelSource),
+    SetPrompt(LitmPrompt),
+    /// The Judges page's provider settings changed (`None`: incomplete).
+    SetRemote(Option<RemoteModel>),
+    /// An estimate of a remote run was asked for these settings (their stamp).
+    EstimateRequested(String),
     Started,
     /// The saved results were deleted (the shown ones too).
     Forgotten,
@@ -311,9 +456,23 @@ pub enum LitmAction {
 impl LitmState {
     /// Identifies an experiment in the cache: model, data, k, and what changes the answers.
     pub fn cache_key(&self) -> Option<String> {
+        // The UDCG prompt was the only one before: its keys stay as they were.
+        let prompt = match self.prompt {
+            LitmPrompt::Udcg => String::new(),
+            other => format!("|prompt={}", other.slug()),
+        };
+        if self.source == ModelSource::Remote {
+            let r = self.remote.as_ref()?;
+            return Some(format!(
+                "remote|{}|{}|k={}{prompt}",
+                r.name(),
+                self.data_key(),
+                self.k
+            ));
+        }
         let m = self.model.as_ref()?;
         Some(format!(
-            "{}|{}|{}|{}|k={}|p={}",
+            "{}|{}|{}|{}|k={}|p={}{prompt}",
             m.name,
             m.file_name,
             m.file_bytes,
@@ -354,9 +513,28 @@ impl LitmState {
         }
     }
 
+    /// The model's name in titles and exports.
+    pub fn model_name(&self) -> Option<String> {
+        match self.source {
+            ModelSource::Local => self.model.as_ref().map(|m| m.name.clone()),
+            ModelSource::Remote => self.remote.as_ref().map(RemoteModel::name),
+        }
+    }
+
+    /// The current remote estimate, if it was made for `stamp`.
+    pub fn estimate_for(&self, stamp: &str) -> Option<&RemoteEstimate> {
+        self.estimate
+            .as_ref()
+            .filter(|(s, _)| s == stamp)
+            .map(|(_, e)| e)
+    }
+
     fn clear_results(&mut self) {
         self.utilities.clear();
         self.items.clear();
+        self.failed.clear();
+        self.estimate = None;
+        self.spent = None;
         self.cached = 0;
         self.progress = None;
         self.message = None;
@@ -364,7 +542,14 @@ impl LitmState {
 
     /// Per chosen position: its results over the chosen questions.
     pub fn summary(&self) -> Vec<PositionSummary> {
-        let qids: Vec<&str> = self.chosen().iter().map(|q| q.qid.as_str()).collect();
+        let chosen = self.chosen();
+        let qids: Vec<&str> = chosen.iter().map(|q| q.qid.as_str()).collect();
+        // Questions without gold answers (a UDCG reference JSON) have no accuracy.
+        let unscored: std::collections::HashSet<&str> = chosen
+            .iter()
+            .filter(|q| q.answers.iter().all(|a| a.trim().is_empty()))
+            .map(|q| q.qid.as_str())
+            .collect();
         self.positions
             .iter()
             .map(|&position| {
@@ -372,7 +557,22 @@ impl LitmState {
                     .iter()
                     .filter_map(|q| self.items.get(&(q.to_string(), position)))
                     .collect();
-                PositionSummary::of(position, &items)
+                let mut s = PositionSummary::of(position, &items);
+                if !unscored.is_empty() {
+                    let scored: Vec<f64> = items
+                        .iter()
+                        .filter(|i| !unscored.contains(i.qid.as_str()))
+                        .map(|i| f64::from(u8::from(i.correct)))
+                        .collect();
+                    s.accuracy = mean(scored.iter().copied());
+                    s.band = bootstrap_mean_ci(&scored, 0.95, RESAMPLES, 2024).ok();
+                    s.scored = scored.len();
+                }
+                s.failed = qids
+                    .iter()
+                    .filter(|q| self.failed.contains_key(&(q.to_string(), position)))
+                    .count();
+                s
             })
             .collect()
     }
@@ -383,7 +583,13 @@ impl LitmState {
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct PositionSummary {
     pub position: usize,
+    /// Contexts answered (a failed remote call is not one).
     pub n: usize,
+    /// Remote calls that failed at this position (not in `n`, not in the accuracy).
+    pub failed: usize,
+    /// Contexts whose question has gold answers (the accuracy's n; `n` unless the data has
+    /// questions without answers).
+    pub scored: usize,
     pub accuracy: f64,
     pub band: Option<(f64, f64)>,
     pub abstain: f64,
@@ -423,7 +629,14 @@ impl PositionSummary {
             map: mean(items.iter().map(|i| i.map)),
             mrr: mean(items.iter().map(|i| i.mrr)),
             precision: mean(items.iter().map(|i| i.precision)),
-            udcg: mean(items.iter().map(|i| i.udcg)),
+            // Only when every context has it (a remote model gives none).
+            udcg: items
+                .iter()
+                .map(|i| i.udcg)
+                .collect::<Option<Vec<f64>>>()
+                .map_or(f64::NAN, |u| mean(u.into_iter())),
+            failed: 0,
+            scored: items.len(),
         }
     }
 }
@@ -488,6 +701,30 @@ impl Reducible for LitmState {
                 }
             }
             LitmAction::SetBackend(b) if !s.running => s.backend = b,
+            LitmAction::SetPrompt(p) if !s.running => {
+                if p != s.prompt {
+                    s.prompt = p;
+                    s.clear_results();
+                }
+            }
+            LitmAction::SetSource(m) if !s.running => {
+                if m != s.source {
+                    s.source = m;
+                    s.clear_results();
+                }
+            }
+            LitmAction::SetRemote(r) if !s.running => {
+                if r != s.remote {
+                    s.remote = r;
+                    if s.source == ModelSource::Remote {
+                        s.clear_results();
+                    }
+                }
+            }
+            LitmAction::EstimateRequested(stamp) => {
+                s.estimating = Some(stamp);
+                s.estimate_error = None;
+            }
             LitmAction::Restored(saved) => {
                 s.cached = saved.items.len();
                 s.utilities.extend(saved.utilities);
@@ -501,9 +738,13 @@ impl Reducible for LitmState {
             }
             LitmAction::Started => {
                 s.running = true;
+                s.paused = false;
                 s.error = None;
                 s.message = None;
                 s.progress = Some((0, 0, 0.0));
+                s.spent = None;
+                // The contexts that failed are sent again.
+                s.failed.clear();
             }
             LitmAction::Worker(Response::Compute(event)) => match event {
                 ComputeEvent::ModelOpened(info) => {
@@ -525,8 +766,27 @@ impl Reducible for LitmState {
                     s.utilities.insert(qid, p);
                 }
                 LitmEvent::Item(item) => {
+                    s.failed.remove(&(item.qid.clone(), item.position));
                     s.items.insert((item.qid.clone(), item.position), item);
                 }
+                LitmEvent::ItemFailed {
+                    qid,
+                    position,
+                    error,
+                } => {
+                    s.failed.insert((qid, position), error);
+                }
+                LitmEvent::RemoteEstimate(e) => {
+                    if let Some(stamp) = s.estimating.take() {
+                        s.estimate = Some((stamp, e));
+                    }
+                }
+                LitmEvent::RemoteEstimateFailed(e) => {
+                    s.estimating = None;
+                    s.estimate_error = Some(e);
+                }
+                LitmEvent::Spent { requests, cost } => s.spent = Some((requests, cost)),
+                LitmEvent::Paused(p) => s.paused = p && s.running,
                 LitmEvent::Progress {
                     done,
                     total,
@@ -534,6 +794,9 @@ impl Reducible for LitmState {
                 } => s.progress = Some((done, total, seconds)),
                 LitmEvent::Done { seconds } => {
                     s.running = false;
+                    s.paused = false;
+                    // What the estimate counted has been sent (or failed): ask again.
+                    s.estimate = None;
                     if let Some((_, total, _)) = s.progress {
                         s.progress = Some((total, total, seconds));
                     }
@@ -541,10 +804,13 @@ impl Reducible for LitmState {
                 }
                 LitmEvent::Failed(e) => {
                     s.running = false;
+                    s.paused = false;
                     s.error = Some(e);
                 }
                 LitmEvent::Cancelled { done } => {
                     s.running = false;
+                    s.paused = false;
+                    s.estimate = None;
                     s.message = Some(format!(
                         "Cancelled after {done} steps; what was computed is kept (and cached)."
                     ));
@@ -659,6 +925,84 @@ mod tests {
     }
 
     #[test]
+    fn a_udcg_reference_json_moves_its_first_relevant_passage_and_has_no_accuracy() {
+        let text = std::fs::read_to_string(format!(
+            "{ROOT}/../shared/data/udcg/dataset_with_scores.json"
+        ))
+        .expect("../shared/data/udcg");
+        let d = parse_own("dataset_with_scores.json", &text, text.len()).unwrap();
+        let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(d.questions.len(), 3);
+        for (q, ex) in d.questions.iter().zip(raw.as_array().unwrap()) {
+            let passages = ex["passages"].as_array().unwrap();
+            let text_of = |p: &serde_json::Value| p["text"].as_str().unwrap().to_string();
+            let first_relevant = passages.iter().find(|p| p["is_relevant"] == true).unwrap();
+            let irrelevant: Vec<String> = passages
+                .iter()
+                .filter(|p| p["is_relevant"] == false)
+                .map(text_of)
+                .collect();
+            assert_eq!(q.qid, ex["example_id"].as_str().unwrap());
+            assert_eq!(q.question, ex["question"].as_str().unwrap());
+            assert_eq!(q.gold_index, 0);
+            assert_eq!(q.passages[0], text_of(first_relevant));
+            assert_eq!(q.passages[1..], irrelevant[..]);
+            assert!(q.answers.is_empty());
+        }
+        let note = d.note.clone().unwrap();
+        assert!(note.contains("no gold answers"), "{note}");
+        assert!(note.contains("2 relevant passages beyond"), "{note}");
+        // k is capped by the shortest example (1 relevant + 3 irrelevant), and the summary has
+        // every metric but no accuracy.
+        let s = Rc::new(LitmState::default()).reduce(LitmAction::Data(Ok(Rc::new(d))));
+        assert_eq!((s.k, s.questions), (4, 3));
+        let mut s = s;
+        for qid in ["example_1", "example_2", "example_3"] {
+            let mut i = item_at(qid, 1);
+            i.udcg = Some(0.5);
+            i.p_no_response = Some(0.25);
+            s = s.reduce(LitmAction::Worker(Response::Litm(LitmEvent::Item(i))));
+        }
+        let row = s.summary().into_iter().find(|r| r.position == 1).unwrap();
+        assert_eq!((row.n, row.scored), (3, 0));
+        assert!(row.accuracy.is_nan() && row.band.is_none());
+        assert_eq!(
+            (row.udcg, row.p_no_response, row.ndcg),
+            (0.5, Some(0.25), 1.0)
+        );
+        // A file that is neither form, and an example without its fields, say where.
+        let e = parse_own("u.json", r#"[{"passages": []}]"#, 1).unwrap_err();
+        assert!(e.contains("u.json: example 1: missing string field"), "{e}");
+        let e = parse_own(
+            "u.json",
+            r#"[{"question": "q", "passages": [{"text": "t"}]}]"#,
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("passages[0] has no boolean \"is_relevant\""),
+            "{e}"
+        );
+    }
+
+    fn item_at(qid: &str, position: usize) -> LitmItem {
+        LitmItem {
+            qid: qid.into(),
+            position,
+            answer: "x".into(),
+            correct: false,
+            abstain: false,
+            p_no_response: None,
+            ndcg: 1.0,
+            map: 1.0,
+            mrr: 1.0,
+            precision: 0.25,
+            udcg: None,
+            prompt_tokens: 1,
+        }
+    }
+
+    #[test]
     fn the_band_is_a_bootstrap_interval_around_the_accuracy() {
         let item = |correct| LitmItem {
             qid: String::new(),
@@ -671,7 +1015,7 @@ mod tests {
             map: 1.0,
             mrr: 1.0,
             precision: 0.1,
-            udcg: 0.6,
+            udcg: Some(0.6),
             prompt_tokens: 0,
         };
         let items = [item(true), item(false), item(true), item(true)];
@@ -681,5 +1025,122 @@ mod tests {
         let (lo, hi) = s.band.unwrap();
         assert!(lo <= 0.75 && 0.75 <= hi && lo >= 0.0 && hi <= 1.0);
         assert!(s.p_no_response.is_none());
+    }
+
+    fn remote_state() -> LitmState {
+        let q = |qid: &str| DataQuestion {
+            qid: qid.into(),
+            source_qid: String::new(),
+            question: "?".into(),
+            answers: vec!["x".into()],
+            gold_index: 0,
+            original_distractors: false,
+            passages: vec!["a".into(), "b".into(), "c".into()],
+        };
+        let data = LitmData {
+            source: String::new(),
+            questions: vec![q("q1"), q("q2")],
+            key: "d".into(),
+            own: None,
+            note: None,
+        };
+        let s = Rc::new(LitmState::default());
+        let s = s.reduce(LitmAction::Data(Ok(Rc::new(data))));
+        let s = s.reduce(LitmAction::SetK(3));
+        let s = s.reduce(LitmAction::SetSource(ModelSource::Remote));
+        let s = s.reduce(LitmAction::SetRemote(Some(RemoteModel {
+            provider: crate::protocol::judges::ProviderChoice::OpenAiCompatible,
+            model: "m".into(),
+            base_url: "http://127.0.0.1:1/v1".into(),
+        })));
+        (*s).clone()
+    }
+
+    fn item(qid: &str, position: usize, correct: bool) -> LitmItem {
+        LitmItem {
+            qid: qid.into(),
+            position,
+            answer: String::new(),
+            correct,
+            abstain: false,
+            p_no_response: None,
+            ndcg: 1.0,
+            map: 1.0,
+            mrr: 1.0,
+            precision: 1.0 / 3.0,
+            udcg: None,
+            prompt_tokens: 0,
+        }
+    }
+
+    #[test]
+    fn a_remote_model_is_keyed_by_provider_and_model_and_failures_are_not_scored() {
+        let s = remote_state();
+        assert_eq!(
+            s.cache_key().as_deref(),
+            Some("remote|openai-compatible/m at http://127.0.0.1:1/v1|d|k=3")
+        );
+        assert_eq!(
+            s.model_name().as_deref(),
+            Some("openai-compatible/m at http://127.0.0.1:1/v1")
+        );
+        let s = Rc::new(s);
+        let s = s.reduce(LitmAction::EstimateRequested("stamp".into()));
+        let estimate = RemoteEstimate {
+            requests: 6,
+            cached: 0,
+            input_tokens: 1,
+            output_tokens: 2,
+            cost: None,
+            price_note: String::new(),
+            endpoint: "e".into(),
+            first_prompt: String::new(),
+        };
+        let s = s.reduce(LitmAction::Worker(Response::Litm(
+            LitmEvent::RemoteEstimate(estimate.clone()),
+        )));
+        assert_eq!(s.estimate_for("stamp"), Some(&estimate));
+        assert_eq!(s.estimate_for("other"), None);
+        let s = s.reduce(LitmAction::Started);
+        let mut s = s;
+        for e in [
+            LitmEvent::Item(item("q1", 1, true)),
+            LitmEvent::Item(item("q1", 2, false)),
+            LitmEvent::ItemFailed {
+                qid: "q2".into(),
+                position: 1,
+                error: "HTTP 400".into(),
+            },
+            LitmEvent::Item(item("q2", 2, true)),
+            LitmEvent::Spent {
+                requests: 4,
+                cost: Some(0.5),
+            },
+            LitmEvent::Paused(true),
+        ] {
+            s = s.reduce(LitmAction::Worker(Response::Litm(e)));
+        }
+        assert!(s.paused && s.running);
+        assert_eq!(s.spent, Some((4, Some(0.5))));
+        let rows = s.summary();
+        let p1 = rows.iter().find(|r| r.position == 1).unwrap();
+        // Position 1: q1 answered correctly, q2 failed: n = 1, accuracy 1 (not 1/2).
+        assert_eq!((p1.n, p1.failed, p1.accuracy), (1, 1, 1.0));
+        assert!(p1.udcg.is_nan() && p1.p_no_response.is_none());
+        let p2 = rows.iter().find(|r| r.position == 2).unwrap();
+        assert_eq!((p2.n, p2.failed, p2.accuracy), (2, 0, 0.5));
+        let s = s.reduce(LitmAction::Worker(Response::Litm(LitmEvent::Done {
+            seconds: 1.0,
+        })));
+        assert!(!s.running && !s.paused && s.estimate.is_none());
+        // A rerun sends the failed context again: its failure is cleared at Start.
+        let s = s.reduce(LitmAction::Started);
+        assert!(s.failed.is_empty());
+        // Another remote model is another experiment.
+        let s = s.reduce(LitmAction::Worker(Response::Litm(LitmEvent::Cancelled {
+            done: 0,
+        })));
+        let s = s.reduce(LitmAction::SetRemote(None));
+        assert!(s.items.is_empty() && s.cache_key().is_none());
     }
 }

@@ -1,6 +1,7 @@
 //! `#/learn/lost-in-the-middle`: the lost-in-the-middle experiment (Liu et al., TACL 2024) run on
 //! the user's machine with a GGUF model picked from disk, in this page's own worker reactor (the
-//! engine is src/engine/inference/litm.rs): one relevant passage moved through a context of
+//! engine is src/engine/inference/litm.rs), or with a remote LLM through the Judges layer (the
+//! Judges page's provider settings; src/engine/litm_remote.rs): one relevant passage moved through a context of
 //! distractors; per position, answer accuracy with a bootstrap band, p(NO-RESPONSE), and nDCG,
 //! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. Results are
 //! kept in IndexedDB per (model, data, k, position), so a reload resumes.
@@ -8,12 +9,18 @@
 use super::litm_cache;
 use super::litm_chart::{MeasuredChart, PublishedChart};
 use super::litm_export;
-use super::litm_state::{key_value, parse_own, LitmAction, LitmData, LitmState, Saved, DATA_URL};
+use super::litm_state::{
+    key_value, parse_own, LitmAction, LitmData, LitmState, ModelSource, Saved, DATA_URL,
+};
 use crate::agent::EvalReactor;
 use crate::protocol::compute::{BackendChoice, ComputeRequest};
-use crate::protocol::litm::LitmRequest;
+use crate::protocol::judges::Secret;
+use crate::protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
 use crate::protocol::Request;
+use crate::ui::components::judges::{host_of, money, page_may_connect};
+use crate::ui::components::provider_fields::ProviderFields;
 use crate::ui::download;
+use crate::ui::judges_state::JudgeState;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -41,9 +48,35 @@ fn eta(done: usize, total: usize, seconds: f64) -> String {
     }
 }
 
+/// Requests in flight at most for a remote model (the Judges page's default concurrency).
+const REMOTE_CONCURRENCY: u32 = 4;
+
+#[derive(Properties, PartialEq)]
+pub struct LitmProps {
+    /// The Judges page's state: its provider settings (API, model, base URL, key) are the remote
+    /// model's. `None`: no remote model offered.
+    #[prop_or_default]
+    pub judges: Option<UseReducerHandle<JudgeState>>,
+}
+
 #[function_component(LostInTheMiddle)]
-pub fn lost_in_the_middle() -> Html {
+pub fn lost_in_the_middle(props: &LitmProps) -> Html {
     let state = use_reducer(LitmState::default);
+    // The remote model named by the Judges page's provider settings (incomplete: none).
+    let remote_model = props.judges.as_ref().and_then(|j| {
+        let f = &j.form;
+        (!f.model.trim().is_empty() && !f.base_url.trim().is_empty()).then(|| RemoteModel {
+            provider: f.provider,
+            model: f.model.trim().to_string(),
+            base_url: f.base_url.trim().trim_end_matches('/').to_string(),
+        })
+    });
+    {
+        let d = state.dispatcher();
+        use_effect_with(remote_model.clone(), move |r| {
+            d.dispatch(LitmAction::SetRemote(r.clone()))
+        });
+    }
     let bridge = {
         let d = state.dispatcher();
         use_reactor_bridge::<EvalReactor, _>(move |event| {
@@ -180,6 +213,18 @@ pub fn lost_in_the_middle() -> Html {
             }
         })
     };
+    let on_prompt = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            if let Some(p) = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlSelectElement>().ok())
+                .and_then(|s| LitmPrompt::from_slug(&s.value()))
+            {
+                d.dispatch(LitmAction::SetPrompt(p));
+            }
+        })
+    };
     let on_backend = {
         let d = state.dispatcher();
         Callback::from(move |e: Event| {
@@ -216,7 +261,80 @@ pub fn lost_in_the_middle() -> Html {
         utilities.push(state.utilities.get(&q.qid).cloned());
         tasks.extend(missing.into_iter().map(|p| (i, p)));
     }
-    let can_run = state.model.is_some() && !state.running && !tasks.is_empty();
+    let remote = state.source == ModelSource::Remote;
+    let remote_run = state.remote.clone().map(|r| RemoteRun {
+        remote: r,
+        questions: questions.clone(),
+        k: state.k,
+        tasks: tasks.clone(),
+        max_tokens: MAX_NEW_TOKENS as u32,
+        prompt: state.prompt,
+        concurrency: props
+            .judges
+            .as_ref()
+            .and_then(|j| j.form.concurrency.trim().parse().ok())
+            .unwrap_or(REMOTE_CONCURRENCY),
+    });
+    // What an estimate is valid for: the experiment and the contexts still to run.
+    let stamp = format!("{}|{:?}", key.clone().unwrap_or_default(), tasks);
+    let estimate = state.estimate_for(&stamp).cloned();
+    let (needs_key, blocked) = match (&props.judges, &state.remote) {
+        (Some(j), Some(r)) => (
+            r.provider.needs_key() && j.form.key.trim().is_empty(),
+            (!page_may_connect(&r.base_url)).then(|| crate::ui::csp::origin_text(&r.base_url)),
+        ),
+        _ => (false, None),
+    };
+    let can_run = !state.running
+        && !tasks.is_empty()
+        && if remote {
+            estimate.is_some() && !needs_key && blocked.is_none()
+        } else {
+            state.model.is_some()
+        };
+    let on_estimate = {
+        let (bridge, d) = (bridge.clone(), state.dispatcher());
+        let (run, stamp) = (remote_run.clone(), stamp.clone());
+        Callback::from(move |_: MouseEvent| {
+            if let Some(run) = &run {
+                d.dispatch(LitmAction::EstimateRequested(stamp.clone()));
+                bridge.send(Request::Litm(LitmRequest::EstimateRemote(run.clone())));
+            }
+        })
+    };
+    let on_start_remote = {
+        let (bridge, d) = (bridge.clone(), state.dispatcher());
+        let run = remote_run.clone();
+        let key = props
+            .judges
+            .as_ref()
+            .map(|j| j.form.key.trim().to_string())
+            .unwrap_or_default();
+        Callback::from(move |_: MouseEvent| {
+            if let Some(run) = &run {
+                d.dispatch(LitmAction::Started);
+                bridge.send(Request::Litm(LitmRequest::StartRemote {
+                    run: run.clone(),
+                    key: (!key.is_empty()).then(|| Secret(key.clone())),
+                }));
+            }
+        })
+    };
+    let on_pause = {
+        let bridge = bridge.clone();
+        let paused = state.paused;
+        Callback::from(move |_: MouseEvent| {
+            bridge.send(Request::Litm(if paused {
+                LitmRequest::ResumeRemote
+            } else {
+                LitmRequest::PauseRemote
+            }))
+        })
+    };
+    let on_source = |m: ModelSource| {
+        let d = state.dispatcher();
+        Callback::from(move |_: Event| d.dispatch(LitmAction::SetSource(m)))
+    };
     let on_run = {
         let (bridge, d) = (bridge.clone(), state.dispatcher());
         let request = LitmRequest::Start {
@@ -227,6 +345,7 @@ pub fn lost_in_the_middle() -> Html {
             context_p: state.context_p,
             max_new_tokens: MAX_NEW_TOKENS,
             backend: state.backend,
+            prompt: state.prompt,
         };
         Callback::from(move |_: MouseEvent| {
             d.dispatch(LitmAction::Started);
@@ -268,8 +387,9 @@ pub fn lost_in_the_middle() -> Html {
         }
         Some(Ok(d)) if d.own.is_some() => html! {
             <p class="hint" id="litm-data-note">{ format!(
-                "Your data — {}: {} questions; this run uses the first {}. Distractors are whatever the data holds; with key–value records each pair is one passage, the asked pair the relevant one (the answer prompt is still the UDCG paper's, not the paper's key–value prompt).",
-                d.own.clone().unwrap_or_default(), d.questions.len(), chosen.len()
+                "Your data — {}: {} questions; this run uses the first {}. Distractors are whatever the data holds; with key–value records each pair is one passage, the asked pair the relevant one.{}",
+                d.own.clone().unwrap_or_default(), d.questions.len(), chosen.len(),
+                d.note.as_ref().map_or_else(String::new, |n| format!(" Read as {n}."))
             ) }</p>
         },
         Some(Ok(d)) => {
@@ -292,10 +412,22 @@ pub fn lost_in_the_middle() -> Html {
         _ => 60,
     };
     let model_name = state
-        .model
-        .as_ref()
-        .map_or_else(|| "no model yet".to_string(), |m| m.name.clone());
-    let rows = state.summary();
+        .model_name()
+        .unwrap_or_else(|| "no model yet".to_string());
+    // The summary's bootstrap bands (2,000 resamples per position) only when a result or the
+    // choice of questions and positions changes, not on every render (progress re-renders often).
+    let rows = {
+        let s = state.clone();
+        let deps = (
+            state.items.clone(),
+            state.failed.clone(),
+            state.positions.clone(),
+            state.questions,
+            state.data_key(),
+        );
+        (*use_memo(deps, move |_| s.summary())).clone()
+    };
+    let failed_total = state.failed.len();
     let answered = rows.iter().map(|r| r.n).max().unwrap_or(0);
     let progress = state.progress.map(|(done, total, seconds)| {
         let pct = if total == 0 { 0.0 } else { done as f64 / total as f64 * 100.0 };
@@ -310,14 +442,14 @@ pub fn lost_in_the_middle() -> Html {
     html! {
         <section class="learn-page litm" aria-labelledby="litm-title">
             <h2 id="litm-title">{ "Lost in the middle, measured on your machine" }</h2>
-            <p class="lede">{ "Liu et al. (“Lost in the Middle: How Language Models Use Long Contexts”, TACL 2024) moved the one passage that holds the answer through a context of 20 retrieved passages: answer accuracy was highest with it first or last and lowest in the middle — a U shape. The UDCG paper (Trappolini et al. 2025, Figure 1) adds the retrieval metrics of the same contexts: nDCG, MAP and MRR fall as the passage moves down, precision stays flat, and none follows the reader's accuracy. Here you run that experiment with a model of your own, in this tab." }</p>
+            <p class="lede">{ "Liu et al. (“Lost in the Middle: How Language Models Use Long Contexts”, TACL 2024) moved the one passage that holds the answer through a context of 20 retrieved passages: answer accuracy was highest with it first or last and lowest in the middle — a U shape. The UDCG paper (Trappolini et al. 2025, Figure 1) adds the retrieval metrics of the same contexts: nDCG, MAP and MRR fall as the passage moves down, precision stays flat, and none follows the reader's accuracy. Here you run that experiment with a model of your own: a GGUF file run in this tab, or a remote LLM with your own key." }</p>
 
             <div class="learn-grid">
                 <div class="litm-setup steps">
                     <h3>{ "1. The experiment" }</h3>
                     { data_note }
                     <div class="litm-fields">
-                        <label class="litm-field">{ "Or your own questions (JSON in the bundled file's form, or lost-in-the-middle JSON Lines with ctxs and isgold): " }
+                        <label class="litm-field">{ "Or your own questions (JSON in the bundled file's form, lost-in-the-middle JSON Lines with ctxs and isgold, or a UDCG reference JSON — no gold answers, so no accuracy): " }
                             <input type="file" id="litm-data-file" accept=".json,.jsonl" onchange={on_own} disabled={state.running} />
                         </label>
                         if matches!(&state.data, Some(Ok(d)) if d.own.is_some()) {
@@ -332,12 +464,36 @@ pub fn lost_in_the_middle() -> Html {
                         <button id="litm-kv" onclick={on_kv}>{ "Generate" }</button>
                     </fieldset>
                     if let Some(e) = &*own_error { <p class="error" id="litm-data-error" role="alert">{ e }</p> }
+                    <fieldset class="litm-source" disabled={state.running}>
+                        <legend>{ "Model" }</legend>
+                        <label class="litm-field">
+                            <input type="radio" name="litm-source" id="litm-source-local" checked={!remote} onchange={on_source(ModelSource::Local)} />
+                            { " a GGUF from disk, run in this tab (WebGPU or CPU)" }
+                        </label>
+                        <label class="litm-field">
+                            <input type="radio" name="litm-source" id="litm-source-remote" checked={remote} disabled={props.judges.is_none()} onchange={on_source(ModelSource::Remote)} />
+                            { " a remote LLM through the Judges layer (your provider and key)" }
+                        </label>
+                    </fieldset>
+                    if !remote {
                     <label class="litm-field">{ "Model (GGUF, read from disk by this page's worker, never uploaded): " }
                         <input type="file" id="litm-model" accept=".gguf" onchange={on_model} disabled={state.running} />
                     </label>
                     if let Some(note) = &state.model_note { <p class="hint">{ note }</p> }
                     if let Some(m) = &state.model {
                         <p class="hint" id="litm-model-info">{ format!("{} ({}, {} layers, context {} tokens)", m.name, m.architecture, m.layers, m.context_length) }</p>
+                    }
+                    }
+                    if let (true, Some(judges)) = (remote, &props.judges) {
+                        <div class="judge-form litm-remote">
+                            <fieldset disabled={state.running}>
+                                <legend>{ "Remote model (the Judges page's provider settings)" }</legend>
+                                <ProviderFields state={judges.clone()} id_prefix="litm-remote" />
+                            </fieldset>
+                        </div>
+                        <p class="hint" id="litm-remote-note">{ format!(
+                            "Each context's prompt (the one chosen below, as for a local model) goes from this tab's worker straight to the provider with your key, only after you press Start; temperature 0, at most {MAX_NEW_TOKENS} tokens, the answer's first line scored by the paper's substring match. Replies are cached in this browser (a reload resumes without paying twice). p(NO-RESPONSE) and UDCG are not computed: the provider returns no log-probabilities of the prompt's tokens. A failed call is counted as failed, not as a wrong answer."
+                        ) }</p>
                     }
                     <div class="litm-fields">
                         <label class="litm-field">{ "Questions: " }
@@ -346,14 +502,26 @@ pub fn lost_in_the_middle() -> Html {
                         <label class="litm-field">{ "Passages per context (k): " }
                             <input type="number" id="litm-k" min="1" max="20" value={state.k.to_string()} onchange={on_k} disabled={state.running} />
                         </label>
-                        <label class="litm-field">{ "Compute on: " }
-                            <select id="litm-backend" onchange={on_backend} disabled={state.running}>
-                                <option value="auto" selected={state.backend == BackendChoice::Auto}>{ "WebGPU on a GPU, else CPU" }</option>
-                                <option value="gpu" selected={state.backend == BackendChoice::Gpu}>{ "WebGPU (any adapter, also a software one)" }</option>
-                                <option value="cpu" selected={state.backend == BackendChoice::Cpu}>{ "CPU" }</option>
-                            </select>
-                        </label>
+                        if !remote {
+                            <label class="litm-field">{ "Compute on: " }
+                                <select id="litm-backend" onchange={on_backend} disabled={state.running}>
+                                    <option value="auto" selected={state.backend == BackendChoice::Auto}>{ "WebGPU on a GPU, else CPU" }</option>
+                                    <option value="gpu" selected={state.backend == BackendChoice::Gpu}>{ "WebGPU (any adapter, also a software one)" }</option>
+                                    <option value="cpu" selected={state.backend == BackendChoice::Cpu}>{ "CPU" }</option>
+                                </select>
+                            </label>
+                        }
                     </div>
+                    <label class="litm-field">{ "Answer prompt: " }
+                        <select id="litm-prompt" onchange={on_prompt} disabled={state.running}>
+                            { for LitmPrompt::ALL.iter().map(|p| html! {
+                                <option value={p.slug()} selected={*p == state.prompt}>{ p.label() }</option>
+                            }) }
+                        </select>
+                    </label>
+                    if state.prompt != LitmPrompt::Udcg {
+                        <p class="hint" id="litm-prompt-note">{ "The lost-in-the-middle paper's prompt (nelson-liu/lost-in-the-middle, MIT: src/lost_in_the_middle/prompts/) as the one user message, documents as its code formats them. It does not ask for NO-RESPONSE, so no p(NO-RESPONSE) of the context is computed; UDCG's passage utilities keep the UDCG paper's prompt (their definition)." }</p>
+                    }
                     <fieldset class="litm-positions" disabled={state.running}>
                         <legend>{ "Positions of the relevant passage" }</legend>
                         { for (1..=state.k).map(|p| {
@@ -367,20 +535,67 @@ pub fn lost_in_the_middle() -> Html {
                             }
                         }) }
                     </fieldset>
-                    <label class="litm-field">
-                        <input type="checkbox" id="litm-context-p" checked={state.context_p} onchange={on_context_p} disabled={state.running} />
-                        { " also p(NO-RESPONSE) of each whole context (one more forward pass per context)" }
-                    </label>
+                    if !remote {
+                        <label class="litm-field">
+                            <input type="checkbox" id="litm-context-p" checked={state.context_p} onchange={on_context_p} disabled={state.running} />
+                            { " also p(NO-RESPONSE) of each whole context (one more forward pass per context)" }
+                        </label>
+                    }
+                    if remote {
+                        <div class="litm-buttons">
+                            <button id="litm-remote-estimate" onclick={on_estimate}
+                                disabled={state.running || tasks.is_empty() || remote_run.is_none() || state.estimating.is_some()}>
+                                { "Preview prompt and estimate" }
+                            </button>
+                        </div>
+                        if state.remote.is_none() {
+                            <p class="hint" id="litm-remote-missing">{ "Enter the remote model's name and base URL." }</p>
+                        } else if needs_key {
+                            <p class="hint" id="litm-remote-missing">{ "Enter your API key." }</p>
+                        } else if let Some(origin) = &blocked {
+                            <p class="hint" id="litm-remote-missing">{ format!("This build's Content-Security-Policy does not allow {origin}: rebuild the app with RAGSCOPE_JUDGE_ORIGINS=\"{origin}\".") }</p>
+                        }
+                        if let Some(e) = &state.estimate_error {
+                            <p class="error" id="litm-remote-estimate-error" role="alert">{ e }</p>
+                        }
+                        if let Some(e) = &estimate {
+                            <div class="judge-estimate" id="litm-remote-preview" data-requests={e.requests.to_string()} data-cached={e.cached.to_string()}>
+                                <p id="litm-remote-summary">
+                                    { format!("{} requests for {} contexts{} to {} · about {} input + {} output tokens at most · ",
+                                        e.requests, tasks.len(),
+                                        if e.cached > 0 { format!(" ({} more answered from this browser's cache)", e.cached) } else { String::new() },
+                                        e.endpoint, e.input_tokens, e.output_tokens) }
+                                    <strong>{ e.cost.map_or_else(|| "cost unknown".to_string(), |c| format!("about {}", money(c))) }</strong>
+                                    { format!(" ({})", e.price_note) }
+                                </p>
+                                <details>
+                                    <summary>{ "First prompt" }</summary>
+                                    <pre id="litm-remote-first-prompt">{ &e.first_prompt }</pre>
+                                </details>
+                            </div>
+                        }
+                    }
                     <div class="litm-buttons">
-                        <button id="litm-run" disabled={!can_run} onclick={on_run}>
-                            { if state.items.is_empty() {
-                                "Run".to_string()
-                            } else if tasks.is_empty() {
-                                "Nothing left to run".to_string()
-                            } else {
-                                format!("Run the {} contexts left", tasks.len())
-                            } }
-                        </button>
+                        if remote {
+                            <button id="litm-run" class="primary" disabled={!can_run} onclick={on_start_remote}>
+                                { match (&estimate, tasks.is_empty()) {
+                                    (_, true) => "Nothing left to run".to_string(),
+                                    (Some(e), false) => format!("Start: send up to {} requests to {}", e.requests, host_of(&e.endpoint)),
+                                    (None, false) => "Start (after the estimate)".to_string(),
+                                } }
+                            </button>
+                            <button id="litm-pause" disabled={!state.running} onclick={on_pause}>{ if state.paused { "Resume" } else { "Pause" } }</button>
+                        } else {
+                            <button id="litm-run" disabled={!can_run} onclick={on_run}>
+                                { if state.items.is_empty() {
+                                    "Run".to_string()
+                                } else if tasks.is_empty() {
+                                    "Nothing left to run".to_string()
+                                } else {
+                                    format!("Run the {} contexts left", tasks.len())
+                                } }
+                            </button>
+                        }
                         <button id="litm-cancel" disabled={!state.running} onclick={on_cancel}>{ "Cancel" }</button>
                         <button id="litm-forget" disabled={state.running} onclick={on_forget}>{ "Forget saved results" }</button>
                     </div>
@@ -388,6 +603,17 @@ pub fn lost_in_the_middle() -> Html {
                         <p class="hint" id="litm-backend-info" data-gpu={b.gpu.to_string()}>{ format!("{} — {}", b.label, b.reason) }</p>
                     }
                     { for progress }
+                    if let Some((requests, cost)) = state.spent {
+                        <p class="hint" id="litm-spent">{ format!("{requests} requests sent{}", cost.map_or_else(String::new, |c| format!(", about {}", money(c)))) }</p>
+                    }
+                    if failed_total > 0 {
+                        <div class="error litm-failed" id="litm-failed" role="alert" data-failed={failed_total.to_string()}>
+                            <p>{ format!("{failed_total} calls failed — not counted in the accuracy (the table's n is the number of answered questions); run again to retry them.") }</p>
+                            <ul>
+                                { for state.failed.iter().take(5).map(|((qid, p), e)| html! { <li>{ format!("{qid} at position {p}: {e}") }</li> }) }
+                            </ul>
+                        </div>
+                    }
                     if state.cached > 0 {
                         <p class="hint" id="litm-cached">{ format!("{} results restored from this browser's storage (same model, data and settings).", state.cached) }</p>
                     }
@@ -404,7 +630,7 @@ pub fn lost_in_the_middle() -> Html {
                         <button id="litm-export-svg" disabled={state.items.is_empty()} onclick={on_svg}>{ "Chart (SVG)" }</button>
                         <button id="litm-export-cli" disabled={state.utilities.is_empty()} onclick={export("litm-contexts.jsonl", "application/x-ndjson", litm_export::contexts_jsonl)}>{ "Contexts for ragscope answer (JSONL)" }</button>
                     </div>
-                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, computed with the same model you picked (one short forward pass per passage, k per question); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
+                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, computed with the same local model you picked (one short forward pass per passage, k per question; a remote model gives none, so its UDCG is “–”); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
                 </div>
             </div>
 
@@ -418,11 +644,13 @@ pub fn lost_in_the_middle() -> Html {
                 <h3>{ "4. What this run shows, and what it does not" }</h3>
                 <ul>
                     <li>{ "It shows how your model's answers, and every metric of the same contexts, change as the relevant passage moves — on a few dozen questions at most, with a band that says how uncertain each point is (a 95% bootstrap interval over questions). With 10 questions, one answer moves the accuracy by 10 points." }</li>
-                    <li>{ "It is not a replication: the paper's distractors for only 3 questions, easier substitutes for the rest; small models (a 135M model answers few questions at any position); the answer prompt is the UDCG paper's (the one `ragscope answer` uses), not the lost-in-the-middle paper's; answers are scored by the paper's normalised substring match." }</li>
+                    <li>{ "It is not a replication: the paper's distractors for only 3 questions, easier substitutes for the rest; small models (a 135M model answers few questions at any position); the answer prompt is the UDCG paper's unless you choose the lost-in-the-middle paper's QA or key–value prompt; answers are cut at 32 tokens and their first line is scored by the paper's normalised substring match." }</li>
+                    <li>{ "With a remote LLM: each context is one request at temperature 0 (providers are not always deterministic even then); a call that fails is shown and left out, so a position's accuracy is over the questions answered there (n); p(NO-RESPONSE) and UDCG are “–” because providers return no log-probabilities of the prompt's tokens." }</li>
+                    <li>{ "With a UDCG reference JSON: its examples have no gold answers, so there is no accuracy (“n/a”), only p(NO-RESPONSE) (local models) and the metrics; each example's first relevant passage is the one moved, its other relevant passages are left out." }</li>
                     <li>{ "Small models read long inputs differently: past about half their context window, recency tends to dominate (Veseli et al., COLM 2025), so a rising curve toward the end is not the paper's U." }</li>
                     <li>{ "The retrieval metrics do not need a model: nDCG, MAP and MRR fall with the position by definition, P is flat, and UDCG has no position discount, so it is flat too — the UDCG paper's point is that position matters little to accuracy in realistic settings (its §7), while distracting passages matter a lot." }</li>
                 </ul>
-                <p class="hint" id="litm-not-yet">{ "Not yet on this page: the paper's own key–value prompt (the records above use the UDCG answer prompt); a UDCG reference JSON as the data (it has no gold answers to score); a remote LLM through the Judges layer (the CLI has it: `ragscope answer --judge`)." }</p>
+                <p class="hint" id="litm-not-yet">{ "Not yet on this page: p(NO-RESPONSE) and UDCG for a remote model (an OpenAI-compatible server's echoed log-probabilities, as `ragscope judge utility` reads them, need the model's chat template); the p(NO-RESPONSE) values a UDCG reference JSON already holds (the chosen model computes its own)." }</p>
             </div>
             <p class="hint refs">{ "Data: NQ-open (Kwiatkowski et al. 2019) and Wikipedia (CC BY-SA 3.0) via nelson-liu/lost-in-the-middle (MIT); see SOURCE.txt of the bundled subset. " }
                 <a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>{ " builds single contexts by hand." }</p>
@@ -470,9 +698,10 @@ fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
                     { for rows.iter().map(|r| html! {
                         <tr data-position={r.position.to_string()}>
                             <th scope="row">{ r.position }</th>
-                            <td>{ r.n }</td>
+                            <td data-failed={r.failed.to_string()}>{ if r.failed > 0 { format!("{} ({} failed)", r.n, r.failed) } else { r.n.to_string() } }</td>
                             <td>{ match r.band {
                                 Some((lo, hi)) if r.n > 0 => format!("{} [{}, {}]", f(r.accuracy), f(lo), f(hi)),
+                                _ if r.n > 0 && r.scored == 0 => "n/a (no gold answers)".to_string(),
                                 _ => f(r.accuracy),
                             } }</td>
                             <td>{ r.p_no_response.map_or("–".into(), f) }</td>

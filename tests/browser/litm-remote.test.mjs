@@ -1,0 +1,317 @@
+// The lost-in-the-middle page (#/learn/lost-in-the-middle) with a remote LLM through the Judges
+// layer, end to end against crates/judge's fake provider on 127.0.0.1 (an OpenAI-compatible
+// server). Its free-text reader answers from the FIRST passage only (crates/judge/src/fake.rs):
+// `FAKE{answer=X}` in each gold passage, `FAKE{d}` in every distractor, so a context is answered
+// correctly exactly when its gold passage is at position 1, and NO-RESPONSE otherwise; the third
+// question's gold also carries `400`, so each of its calls fails (400 is not retried).
+//
+// 3 questions × 3 positions (k = 3). Checked: nothing is sent before Start (the estimate counts 9
+// requests); the accuracy per position is what the rule implies (1, 0, 0 over the 2 answered
+// questions) with 1 failed call per position shown and not counted; p(NO-RESPONSE) and UDCG are
+// "—"; nDCG, MAP, MRR and P per position equal `ragscope eval` on the same contexts (qrels and one
+// run per position written here, from the data, independently of the page); only the app's and
+// the fake provider's origins are contacted; a reload restores the 6 answered contexts from
+// IndexedDB with no new request, and the estimate then counts only the 3 that failed. Screenshots
+// at desktop and phone widths (target/e2e-artifacts/litm-remote-*.png).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile, mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { startServer, launch, screenshot, artifacts, shared, skip } from './harness.mjs';
+
+const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
+const CLI = resolve(process.env.RAGSCOPE_CLI ?? '../../target/debug/ragscope');
+const K = 3;
+const POSITIONS = [1, 2, 3];
+
+/** Gold first (gold_index 0), then 3 distractors; the fake's directives in the passages. */
+const QUESTIONS = [
+  ['r1', 'who wrote hamlet', 'William Shakespeare', 'Hamlet is a tragedy written by William Shakespeare.', ''],
+  ['r2', 'what is the capital of france', 'Paris', 'Paris is the capital and largest city of France.', ''],
+  ['r3', 'what is the largest planet', 'Jupiter', 'Jupiter is the largest planet in the Solar System.', ',400'],
+].map(([qid, question, answer, gold, fault]) => ({
+  qid, question, answers: [answer], gold_index: 0,
+  passages: [
+    `${gold} FAKE{answer=${answer}${fault}}`,
+    `A passage about rivers and their deltas. FAKE{d}`,
+    `A passage about the history of printing. FAKE{d}`,
+    `A passage about mountain weather. FAKE{d}`,
+  ],
+}));
+
+let server, origin, browser, fake, fakeOrigin, dataFile;
+
+async function startFake() {
+  const bin = process.env.RAGSCOPE_FAKE_PROVIDER;
+  const [cmd, args] = bin
+    ? [bin, ['--port', '0', '--scenario', 'markers']]
+    : ['cargo', ['run', '--quiet', '-p', 'ragscope-judge', '--features', 'native', '--example', 'fake_provider',
+      '--', '--port', '0', '--scenario', 'markers']];
+  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise((ok, fail) => {
+    child.once('error', fail);
+    child.once('exit', (code) => fail(new Error(`fake_provider exited with ${code}`)));
+    createInterface({ input: child.stdout }).once('line', ok);
+  });
+  const port = Number(line.trim());
+  assert.ok(port > 0, `fake_provider printed ${line}`);
+  return { child, origin: `http://127.0.0.1:${port}` };
+}
+
+async function fakeCount() {
+  return (await (await fetch(`${fakeOrigin}/__fake/requests`)).json()).count;
+}
+
+before(async () => {
+  ({ server, origin } = await startServer());
+  ({ child: fake, origin: fakeOrigin } = await startFake());
+  browser = await launch();
+  await mkdir(artifacts, { recursive: true });
+  dataFile = join(artifacts, 'litm-remote.json');
+  await writeFile(dataFile, JSON.stringify({ source: 'e2e', questions: QUESTIONS }));
+});
+after(async () => {
+  await browser?.close();
+  server?.close();
+  fake?.kill();
+});
+
+/** RFC 4180 CSV as rows of objects. */
+function parseCsv(text) {
+  const rows = [];
+  let row = [], field = '', quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') { field += '"'; i++; } else if (c === '"') quoted = false; else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') { row.push(field); field = ''; } else if (c === '\n') { row.push(field); rows.push(row); row = []; field = ''; } else field += c;
+  }
+  if (field || row.length) { row.push(field); rows.push(row); }
+  const [head, ...body] = rows;
+  return body.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]])));
+}
+
+async function download(page, button) {
+  const [d] = await Promise.all([page.waitForEvent('download'), page.click(button)]);
+  return readFile(await d.path(), 'utf8');
+}
+
+/** Data, k, the remote model's settings (the Judges page's provider fields, shared). */
+async function setUp(page) {
+  await page.goto(`${origin}/?demo=0#/learn/lost-in-the-middle`);
+  await page.waitForSelector('#litm-data-note');
+  await page.setInputFiles('#litm-data-file', dataFile);
+  await page.waitForFunction(() => /Your data — litm-remote\.json: 3 questions/.test(
+    document.querySelector('#litm-data-note')?.textContent ?? ''));
+  await page.fill('#litm-k', String(K));
+  await page.dispatchEvent('#litm-k', 'change');
+  await page.check('#litm-source-remote');
+  await page.waitForSelector('#litm-remote-model');
+  assert.equal(await page.$eval('#litm-remote-provider', (s) => s.value), 'openai-compatible');
+  await page.fill('#litm-remote-model', 'fake-llm');
+  await page.fill('#litm-remote-base-url', `${fakeOrigin}/v1`);
+  const checked = await page.$$eval('.litm-positions input:checked', (els) => els.map((e) => Number(e.id.replace('litm-pos-', ''))));
+  assert.deepEqual(checked, POSITIONS);
+}
+
+async function estimate(page) {
+  await page.click('#litm-remote-estimate');
+  await page.waitForSelector('#litm-remote-preview');
+  return page.$eval('#litm-remote-preview', (e) => ({ requests: Number(e.dataset.requests), cached: Number(e.dataset.cached), text: e.textContent }));
+}
+
+/** `ragscope eval` per position on the answered questions' contexts, built here from the data. */
+function cliMetrics(answered, questions = QUESTIONS, positions = POSITIONS, k = K, label = 'cli') {
+  const K = k, POSITIONS = positions;
+  const dir = join(artifacts, `litm-remote-${label}`);
+  execFileSync('mkdir', ['-p', dir]);
+  const file = (name, text) => { const p = join(dir, name); execFileSync('sh', ['-c', `cat > '${p}'`], { input: text }); return p; };
+  const qs = questions.filter((q) => answered.has(q.qid));
+  const qrels = file('qrels.txt', qs.map((q) => q.passages.map((_, j) => `${q.qid} 0 ${q.qid}/p${j} ${j === q.gold_index ? 1 : 0}`).join('\n')).join('\n') + '\n');
+  const out = new Map();
+  for (const position of POSITIONS) {
+    let run = '';
+    for (const q of qs) {
+      // The paper's procedure: the first k − 1 distractors in order, the gold inserted at `position`.
+      const ctx = q.passages.map((_, j) => j).filter((j) => j !== q.gold_index).slice(0, K - 1);
+      ctx.splice(position - 1, 0, q.gold_index);
+      ctx.forEach((j, i) => { run += `${q.qid} Q0 ${q.qid}/p${j} ${i + 1} ${K - i} litm\n`; });
+    }
+    const summary = JSON.parse(execFileSync(CLI, ['eval', '--qrels', qrels, '--measures', `nDCG,MAP,MRR,P@${K}`, '--format', 'json', file(`run-${position}.txt`, run)], { encoding: 'utf8' })).runs[0].summary;
+    out.set(position, summary);
+  }
+  return out;
+}
+
+test('a remote LLM answers the contexts: accuracy by the rule, failures shown, metrics equal the CLI, a reload resumes', async (t) => {
+  // bypassCSP: for axe-core's script only (the page's CSP still governs the worker's fetches).
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP: true });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  const requests = [];
+  context.on('request', (r) => requests.push(r.url()));
+  await setUp(page);
+
+  // Nothing leaves the page before Start; the estimate is made without the network.
+  assert.equal(await page.$eval('#litm-run', (b) => b.disabled), true, 'Start needs the estimate first');
+  const e = await estimate(page);
+  assert.equal(e.requests, 9, e.text);
+  assert.equal(e.cached, 0);
+  assert.match(e.text, new RegExp(`9 requests for 9 contexts to ${fakeOrigin}/v1/chat/completions`));
+  assert.match(await page.$eval('#litm-remote-first-prompt', (p) => p.textContent), /Document: Hamlet is a tragedy/);
+  assert.equal(await fakeCount(), 0, 'no request before Start');
+  assert.match(await page.$eval('#litm-run', (b) => b.textContent), /Start: send up to 9 requests to 127\.0\.0\.1:\d+/);
+
+  await page.click('#litm-run');
+  await page.waitForFunction(() => /Done in/.test(document.querySelector('#litm-message')?.textContent ?? '')
+    || document.querySelector('#litm-error'), null, { timeout: 120_000 });
+  assert.equal(await page.$('#litm-error'), null, await page.$eval('#litm-error', (x) => x.textContent).catch(() => ''));
+  assert.equal(await fakeCount(), 9, 'one request per context (400 is not retried)');
+  assert.equal(await page.$eval('#litm-failed', (x) => x.dataset.failed), '3');
+  assert.match(await page.$eval('#litm-failed', (x) => x.textContent), /r3 at position 1: .*400/);
+  assert.match(await page.$eval('#litm-spent', (x) => x.textContent), /^9 requests sent/);
+
+  const summary = parseCsv(await download(page, '#litm-export-csv'));
+  const items = parseCsv(await download(page, '#litm-export-items'));
+  assert.equal(items.length, 6, 'the failed contexts are not items');
+  for (const i of items) {
+    assert.equal(i.correct, String(i.position === '1'), `${i.qid} at ${i.position}: ${i.answer}`);
+    assert.equal(i.answer, i.position === '1' ? QUESTIONS.find((q) => q.qid === i.qid).answers[0] : 'NO-RESPONSE');
+    assert.equal(i.p_no_response, '');
+    assert.equal(i.udcg, '');
+  }
+  const expected = { 1: 1, 2: 0, 3: 0 };
+  const want = existsSync(CLI) ? cliMetrics(new Set(items.map((i) => i.qid))) : null;
+  if (!want) skip(t, `the CLI comparison (no ${CLI}; build it with cargo build -p ragscope-cli)`);
+  const close = (a, b, what) => assert.ok(Math.abs(a - b) <= 1e-12, `${what}: page ${a}, CLI ${b}`);
+  for (const row of summary) {
+    const p = Number(row.position);
+    assert.equal(row.model, `openai-compatible/fake-llm at ${fakeOrigin}/v1`);
+    assert.equal(Number(row.questions), 2, 'answered questions');
+    assert.equal(Number(row.failed), 1);
+    assert.equal(Number(row.accuracy), expected[p], `accuracy at ${p}`);
+    assert.equal(row.p_no_response, '');
+    assert.equal(row.udcg, '');
+    if (want) {
+      const m = want.get(p);
+      close(Number(row.ndcg), m.nDCG, `nDCG at ${p}`);
+      close(Number(row.map), m.MAP, `MAP at ${p}`);
+      close(Number(row.mrr), m.MRR, `MRR at ${p}`);
+      close(Number(row.precision), m[`P@${K}`], `P at ${p}`);
+    }
+  }
+  assert.deepEqual(await page.$$eval('#litm-table tbody tr td:nth-child(2)', (c) => c.map((x) => x.textContent)),
+    ['2 (1 failed)', '2 (1 failed)', '2 (1 failed)']);
+  assert.deepEqual(await page.$$eval('#litm-table tbody tr td:nth-child(9)', (c) => c.map((x) => x.textContent)), ['–', '–', '–']);
+  await screenshot(page, 'litm-remote-desktop');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await screenshot(page, 'litm-remote-phone');
+  // The setup column alone (the full page is too tall to look at on a phone).
+  await page.locator('.litm-setup').screenshot({ path: join(artifacts, 'litm-remote-phone-setup.png') });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `the page scrolls sideways on a phone by ${overflow}px`);
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // axe-core on the page with the remote settings, the estimate and the failures shown.
+  const require = createRequire(import.meta.url);
+  await page.addScriptTag({ path: require.resolve('axe-core/axe.min.js') });
+  const axe = await page.evaluate(async () => window.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = axe.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+  assert.deepEqual(bad, []);
+
+  // A reload resumes: the 6 answered contexts come from IndexedDB, nothing is sent, and the
+  // estimate counts only the 3 failed ones.
+  await page.reload();
+  await setUp(page);
+  await page.waitForSelector('#litm-cached', { timeout: 30_000 });
+  assert.match(await page.$eval('#litm-cached', (x) => x.textContent), /^6 results restored/);
+  const again = await estimate(page);
+  assert.equal(again.requests, 3, again.text);
+  assert.equal(await fakeCount(), 9, 'no request on reload');
+  assert.match(await page.$eval('#litm-run', (b) => b.textContent), /Start: send up to 3 requests/);
+
+  // The lost-in-the-middle paper's QA prompt instead: another experiment (9 contexts to send),
+  // its first prompt the paper's template with the paper's document lines, still nothing sent.
+  await page.selectOption('#litm-prompt', 'litm-qa');
+  const qa = await estimate(page);
+  assert.equal(qa.requests, 9, qa.text);
+  // The preview shows the message with its role; no system message under the paper's prompt.
+  const [q0] = QUESTIONS;
+  assert.equal(await page.$eval('#litm-remote-first-prompt', (p) => p.textContent),
+    '[user]\nWrite a high-quality answer for the given question using only the provided search results (some of which might be irrelevant).\n\n'
+    + `Document [1](Title: ) ${q0.passages[0]}\nDocument [2](Title: ) ${q0.passages[1]}\nDocument [3](Title: ) ${q0.passages[2]}\n\n`
+    + `Question: ${q0.question}\nAnswer:\n`);
+  assert.equal(await fakeCount(), 9, 'an estimate sends nothing');
+
+  assert.deepEqual(errors.filter((x) => !/400 \(Bad Request\)/.test(x)), []);
+  const outside = requests.filter((u) => !u.startsWith(origin) && !u.startsWith(fakeOrigin) && !u.startsWith('blob:') && !u.startsWith('data:'));
+  assert.deepEqual(outside, []);
+  assert.ok(requests.some((u) => u.startsWith(fakeOrigin)), 'the worker\'s requests are seen');
+  await context.close();
+});
+
+test('a UDCG reference JSON as the data: no accuracy ("n/a"), every metric per position equals the CLI', async (t) => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const udcgFile = join(shared, 'data/udcg/sample_dataset.json');
+  const raw = JSON.parse(await readFile(udcgFile, 'utf8'));
+  // The page's reading, written here from the file: the first relevant passage is moved through
+  // the irrelevant ones (in the file's order); other relevant passages are left out.
+  const questions = raw.map((ex) => ({
+    qid: ex.example_id,
+    gold_index: 0,
+    passages: [ex.passages.find((p) => p.is_relevant), ...ex.passages.filter((p) => !p.is_relevant)].map((p) => p.text),
+  }));
+  const k = Math.min(...questions.map((q) => q.passages.length));
+  assert.equal(k, 4);
+  const before = await fakeCount();
+  await page.goto(`${origin}/?demo=0#/learn/lost-in-the-middle`);
+  await page.waitForSelector('#litm-data-note');
+  await page.setInputFiles('#litm-data-file', udcgFile);
+  await page.waitForFunction(() => /Your data — sample_dataset\.json: 3 questions.*no gold answers/.test(
+    document.querySelector('#litm-data-note')?.textContent ?? ''));
+  assert.equal(await page.$eval('#litm-k', (e) => e.value), String(k), 'k capped by the shortest example');
+  const positions = await page.$$eval('.litm-positions input:checked', (els) => els.map((e) => Number(e.id.replace('litm-pos-', ''))));
+  assert.deepEqual(positions, [1, 2, 4]);
+  await page.check('#litm-source-remote');
+  await page.fill('#litm-remote-model', 'fake-llm');
+  await page.fill('#litm-remote-base-url', `${fakeOrigin}/v1`);
+  const e = await estimate(page);
+  assert.equal(e.requests, 9, e.text);
+  await page.click('#litm-run');
+  await page.waitForFunction(() => /Done in/.test(document.querySelector('#litm-message')?.textContent ?? '')
+    || document.querySelector('#litm-error'), null, { timeout: 120_000 });
+  assert.equal(await page.$('#litm-error'), null);
+  assert.equal(await fakeCount() - before, 9);
+  assert.deepEqual(await page.$$eval('#litm-table tbody tr td:nth-child(3)', (c) => c.map((x) => x.textContent)),
+    ['n/a (no gold answers)', 'n/a (no gold answers)', 'n/a (no gold answers)']);
+  const summary = parseCsv(await download(page, '#litm-export-csv'));
+  const want = existsSync(CLI) ? cliMetrics(new Set(questions.map((q) => q.qid)), questions, positions, k, 'udcg-cli') : null;
+  if (!want) skip(t, `the CLI comparison (no ${CLI})`);
+  const close = (a, b, what) => assert.ok(Math.abs(a - b) <= 1e-12, `${what}: page ${a}, CLI ${b}`);
+  for (const row of summary) {
+    const p = Number(row.position);
+    assert.equal(Number(row.questions), 3);
+    assert.equal(row.accuracy, '');
+    if (want) {
+      const m = want.get(p);
+      close(Number(row.ndcg), m.nDCG, `nDCG at ${p}`);
+      close(Number(row.map), m.MAP, `MAP at ${p}`);
+      close(Number(row.mrr), m.MRR, `MRR at ${p}`);
+      close(Number(row.precision), m[`P@${k}`], `P at ${p}`);
+    }
+  }
+  await screenshot(page, 'litm-udcg-json');
+  assert.deepEqual(errors, []);
+  await context.close();
+});
