@@ -13,7 +13,7 @@ impl TopicIndex {
     /// The position of `qid`; a new qid gets `add()`, which must return the position it used.
     pub fn get_or_add(&mut self, qid: &[u8], add: impl FnOnce() -> usize) -> usize {
         if let Some((last, index)) = &self.last {
-            if last.as_slice() == qid {
+            if super::hash::bytes_eq(last, qid) {
                 return *index;
             }
         }
