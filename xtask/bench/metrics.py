@@ -53,20 +53,45 @@ def generate_sized(folder, queries, docs=1000, seed=20261122):
     return run_path, qrels_path
 
 
+def sized_tools(a, qrels_path, run_path):
+    tools = {
+        "trec-eval": [a.ragscope, "trec-eval", *MEASURES_TREC, qrels_path, run_path],
+        "eval": [a.ragscope, "eval", "--qrels", qrels_path, "--measures", "nDCG@10,MAP,MRR,P@10,R@100", run_path],
+    }
+    if not a.no_pytrec:
+        tools["pytrec_eval"] = [sys.executable, "-c", PYTREC, qrels_path, run_path]
+    return tools
+
+
+def start_up_cpu(a):
+    """Median CPU seconds of each tool on a one-line run: the process's fixed cost (exec, dynamic
+    linking, argument parsing, interpreter start), which no parser change can remove. The
+    `net` columns subtract it, so they show whether the per-line cost itself is flat."""
+    run_path, qrels_path = os.path.join(a.folder, "one-line.run"), os.path.join(a.folder, "one-line.qrels")
+    with open(run_path, "w") as f:
+        f.write("1000000 Q0 7 1 12.500000 Anserini\n")
+    with open(qrels_path, "w") as f:
+        f.write("1000000 0 7 1\n")
+    tools = sized_tools(a, qrels_path, run_path)
+    cpus = {n: [] for n in tools}
+    for _ in range(9):
+        for n, cmd in tools.items():
+            timed(cmd)
+            cpus[n].append(CPU[-1])
+    return {n: statistics.median(c) for n, c in cpus.items()}
+
+
 def sizes(a):
     """Time per line from ~1 MB to ~280 MB runs (`bench metrics --sizes`): is it flat?"""
     counts = [int(q) for q in a.sizes.split(",")]
     rows = []
+    start = start_up_cpu(a)
+    print("start-up (one-line run), CPU s: " + ", ".join(f"{n} {c:.4f}" for n, c in start.items()), flush=True)
     for queries in counts:
         run_path, qrels_path = generate_sized(a.folder, queries)
         size = os.path.getsize(run_path)
         lines = queries * 1000
-        tools = {
-            "trec-eval": [a.ragscope, "trec-eval", *MEASURES_TREC, qrels_path, run_path],
-            "eval": [a.ragscope, "eval", "--qrels", qrels_path, "--measures", "nDCG@10,MAP,MRR,P@10,R@100", run_path],
-        }
-        if not a.no_pytrec:
-            tools["pytrec_eval"] = [sys.executable, "-c", PYTREC, qrels_path, run_path]
+        tools = sized_tools(a, qrels_path, run_path)
         repeat = a.repeat if size < 50e6 else 3
         for cmd in tools.values():
             timed(cmd)
@@ -86,13 +111,15 @@ def sizes(a):
     ref = next((r for r in rows if r[0] == 1000), rows[0])
     names = list(rows[0][3])
     print(f"\n{'queries':>7} {'run MB':>8} " + " ".join(
-        f"{n + ' wall s':>18} {'CPU s':>7} {'CPU ns/line':>11} {'vs 1000q':>8} {'RSS MB':>8} {'RSS/file':>8}" for n in names))
+        f"{n + ' wall s':>18} {'CPU s':>7} {'CPU ns/line':>11} {'vs 1000q':>8} {'net ns/line':>11} {'net vs 1000q':>12} {'RSS MB':>8} {'RSS/file':>8}" for n in names))
     for queries, size, lines, med, rss, cpu in rows:
         cells = []
         for n in names:
             per = cpu[n] / lines
             ref_per = ref[5][n] / ref[2]
-            cells.append(f"{med[n]:18.3f} {cpu[n]:7.3f} {per * 1e9:11.0f} {per / ref_per:8.2f} {rss[n] / 1e6:8.1f} {rss[n] / size:8.2f}")
+            net = (cpu[n] - start[n]) / lines
+            ref_net = (ref[5][n] - start[n]) / ref[2]
+            cells.append(f"{med[n]:18.3f} {cpu[n]:7.3f} {per * 1e9:11.0f} {per / ref_per:8.2f} {net * 1e9:11.0f} {net / ref_net:12.2f} {rss[n] / 1e6:8.1f} {rss[n] / size:8.2f}")
         print(f"{queries:>7} {size / 1e6:8.1f} " + " ".join(cells))
     if "pytrec_eval" in names:
         print("\nvs pytrec_eval (wall; CPU): " + "; ".join(

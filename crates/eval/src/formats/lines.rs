@@ -16,28 +16,9 @@ impl LineSplitter {
         chunk: &[u8],
         mut on_line: impl FnMut(u64, &[u8]) -> Result<(), E>,
     ) -> Result<(), E> {
-        if chunk.is_empty() {
+        let Some(rest) = self.complete_pending(chunk, &mut on_line)? else {
             return Ok(());
-        }
-        let mut rest = chunk;
-        if !self.pending.is_empty() {
-            match memchr::memchr(b'\n', rest) {
-                None => {
-                    self.pending.extend_from_slice(rest);
-                    return Ok(());
-                }
-                Some(i) => {
-                    self.pending.extend_from_slice(&rest[..i]);
-                    rest = &rest[i + 1..];
-                    self.line_no += 1;
-                    let line = std::mem::take(&mut self.pending);
-                    let result = on_line(self.line_no, &line);
-                    self.pending = line;
-                    self.pending.clear();
-                    result?;
-                }
-            }
-        }
+        };
         let mut start = 0;
         for end in memchr::memchr_iter(b'\n', rest) {
             self.line_no += 1;
@@ -46,6 +27,63 @@ impl LineSplitter {
         }
         self.pending.extend_from_slice(&rest[start..]);
         Ok(())
+    }
+
+    /// [`feed`](Self::feed) for parsers with a fast path over many lines at once: a line
+    /// continued from the previous chunk goes to `on_line`, then every other complete line of
+    /// `chunk` to `on_block(first_line_no, block)` as one slice that starts at a line start and
+    /// ends with `\n`; it returns how many lines it read (all of them, unless it fails).
+    /// Both get `parser`, the state they update.
+    pub fn feed_block<P, E>(
+        &mut self,
+        chunk: &[u8],
+        parser: &mut P,
+        on_line: impl Fn(&mut P, u64, &[u8]) -> Result<(), E>,
+        on_block: impl FnOnce(&mut P, u64, &[u8]) -> Result<u64, E>,
+    ) -> Result<(), E> {
+        let Some(rest) = self.complete_pending(chunk, &mut |no, line| on_line(parser, no, line))?
+        else {
+            return Ok(());
+        };
+        let tail = match memchr::memrchr(b'\n', rest) {
+            Some(last) => {
+                self.line_no += on_block(parser, self.line_no + 1, &rest[..=last])?;
+                &rest[last + 1..]
+            }
+            None => rest,
+        };
+        self.pending.extend_from_slice(tail);
+        Ok(())
+    }
+
+    /// Ends the line left pending by the previous chunk with the head of `chunk` and hands it
+    /// to `on_line`; returns the rest of `chunk`, or `None` when all of it was pending.
+    fn complete_pending<'c, E>(
+        &mut self,
+        chunk: &'c [u8],
+        on_line: &mut impl FnMut(u64, &[u8]) -> Result<(), E>,
+    ) -> Result<Option<&'c [u8]>, E> {
+        if chunk.is_empty() {
+            return Ok(None);
+        }
+        if self.pending.is_empty() {
+            return Ok(Some(chunk));
+        }
+        match memchr::memchr(b'\n', chunk) {
+            None => {
+                self.pending.extend_from_slice(chunk);
+                Ok(None)
+            }
+            Some(i) => {
+                self.pending.extend_from_slice(&chunk[..i]);
+                self.line_no += 1;
+                let line = std::mem::take(&mut self.pending);
+                let result = on_line(self.line_no, &line);
+                self.pending = line;
+                self.pending.clear();
+                result.map(|()| Some(&chunk[i + 1..]))
+            }
+        }
     }
 
     /// Delivers a last line that had no trailing newline.
@@ -73,6 +111,80 @@ impl LineSplitter {
         self.pending = other.pending;
         self.line_no = line_offset + other.line_no;
     }
+}
+
+/// The end of the field that starts at `at` in `block` (which ends with `\n`): the first
+/// whitespace byte at or after `at`. Eight bytes a step: a word without a byte below 0x21 holds
+/// no whitespace (the classic "has a byte less than n" test, exact for the lowest such byte),
+/// so a 9-byte docno takes two steps instead of nine byte tests; plain integer arithmetic, so
+/// it is the same code on wasm32.
+#[inline(always)]
+pub(crate) fn field_end(block: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    while at + 8 <= block.len() {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&block[at..at + 8]);
+        let word = u64::from_le_bytes(w);
+        let low = word.wrapping_sub(ONES * 0x21) & !word & (ONES * 0x80);
+        if low == 0 {
+            at += 8;
+            continue;
+        }
+        let first = at + (low.trailing_zeros() / 8) as usize;
+        if is_space(block[first]) {
+            return first;
+        }
+        // a control byte that is not whitespace belongs to the field
+        at = first + 1;
+    }
+    while at < block.len() && !is_space(block[at]) {
+        at += 1;
+    }
+    at
+}
+
+/// The first byte at or after `at` that is not a blank (whitespace other than `\n`).
+#[inline(always)]
+pub(crate) fn skip_blanks(block: &[u8], mut at: usize) -> usize {
+    while at < block.len() && block[at] != b'\n' && is_space(block[at]) {
+        at += 1;
+    }
+    at
+}
+
+/// The first `N` fields of the line at `at` in `block` (which ends with `\n`) as `(start,
+/// end)` offsets, and the offset just past the line. `None` for every line the general path
+/// must see: blank or comment lines, lines starting with whitespace, fewer than `N` fields,
+/// or more than `N` when `exact`. What it accepts, it splits as [`split_fields`] does.
+#[inline(always)]
+pub(crate) fn block_fields<const N: usize>(
+    block: &[u8],
+    at: usize,
+    exact: bool,
+) -> Option<([(usize, usize); N], usize)> {
+    let first = *block.get(at)?;
+    if first == b'#' || is_space(first) {
+        return None;
+    }
+    let mut fields = [(0, 0); N];
+    let mut i = at;
+    let mut k = 0;
+    while k < N {
+        let end = field_end(block, i);
+        fields[k] = (i, end);
+        k += 1;
+        i = skip_blanks(block, end);
+        match block.get(i) {
+            Some(b'\n') => return (k == N).then_some((fields, i + 1)),
+            Some(_) => {}
+            None => return None,
+        }
+    }
+    if exact {
+        return None;
+    }
+    let newline = i + memchr::memchr(b'\n', &block[i..])?;
+    Some((fields, newline + 1))
 }
 
 /// C's `isspace` in the "C" locale, which is what trec_eval splits fields on.
@@ -167,6 +279,28 @@ pub(crate) fn parse_plain_decimal(field: &[u8]) -> Option<f64> {
         return None;
     }
     let value = mantissa as f64 / POW10[fraction];
+    Some(if negative { -value } else { value })
+}
+
+/// The common relevance shape, `-?[0-9]{1,9}`, without going through `str`: the same value
+/// as [`parse_rel`] (nine digits cannot overflow an `i32`); `None` for anything else, which
+/// then takes [`parse_rel`].
+#[inline]
+pub(crate) fn parse_plain_rel(field: &[u8]) -> Option<i32> {
+    let (negative, digits) = match field.first()? {
+        b'-' => (true, &field[1..]),
+        _ => (false, field),
+    };
+    if digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    let mut value = 0i32;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        value = value * 10 + i32::from(b - b'0');
+    }
     Some(if negative { -value } else { value })
 }
 

@@ -6,11 +6,12 @@
 //! premixed hash that is built while parsing and doubles as the duplicate check.
 
 use super::error::{ParseError, ParseErrorKind};
-use super::hash::{docno_hash, PremixedMap};
-use super::lines::{is_skippable, lossy, parse_rel, quote, split_fields, LineSplitter};
+use super::hash::{bytes_eq, docno_hash, DocnoIndex};
+use super::lines::{
+    block_fields, is_skippable, lossy, parse_plain_rel, parse_rel, quote, split_fields,
+    LineSplitter,
+};
 use super::topic_index::TopicIndex;
-
-const COLLISION: u32 = u32::MAX;
 
 /// One judgment: where its docno lies in the topic's arena, and its relevance.
 #[derive(Debug, Clone, Copy)]
@@ -28,8 +29,8 @@ pub struct QrelsTopic {
     arena: Vec<u8>,
     /// In file order.
     judgments: Vec<Judgment>,
-    /// docno hash → index in `judgments`, or `COLLISION` when judged docnos share a hash.
-    by_hash: PremixedMap<u32>,
+    /// docno hash → index in `judgments`.
+    by_hash: DocnoIndex,
     /// (level, number of docs at that level) for every level >= 0, ascending.
     levels: Vec<(i32, u64)>,
 }
@@ -50,14 +51,11 @@ impl QrelsTopic {
     /// The index in `judgments` of `docno` (whose hash is `hash`).
     #[inline]
     fn position(&self, hash: u64, docno: &[u8]) -> Option<u32> {
-        match *self.by_hash.get(&hash)? {
-            COLLISION => self
-                .judgments
-                .iter()
-                .position(|j| self.docno(j) == docno)
-                .map(|i| i as u32),
-            i => (self.docno(&self.judgments[i as usize]) == docno).then_some(i),
-        }
+        self.by_hash.find(hash, |i| {
+            self.judgments
+                .get(i as usize)
+                .is_some_and(|j| bytes_eq(self.docno(j), docno))
+        })
     }
 
     #[inline]
@@ -89,36 +87,48 @@ impl QrelsTopic {
         self.judgments.iter().map(|j| (self.docno(j), j.rel))
     }
 
-    fn new(qid: String) -> Self {
+    /// A topic with room for what `like` (the topic before it) holds: qrels topics are
+    /// mostly of one size, and growing the lists and the index by doubling was ~3 % of a
+    /// qrels parse (`count_levels` gives back what is not used).
+    fn new(qid: String, like: Option<&QrelsTopic>) -> Self {
+        let (judgments, bytes) = like.map_or((0, 0), |t| (t.judgments.len(), t.arena.len()));
+        let mut by_hash = DocnoIndex::default();
+        if judgments > 0 {
+            by_hash.reset(judgments);
+        }
         QrelsTopic {
             qid,
-            arena: Vec::new(),
-            judgments: Vec::new(),
-            by_hash: PremixedMap::default(),
+            arena: Vec::with_capacity(bytes),
+            judgments: Vec::with_capacity(judgments),
+            by_hash,
             levels: Vec::new(),
         }
     }
 
     /// Adds a judgment, or returns the index of the earlier judgment of the same docno.
     fn add(&mut self, docno: &[u8], rel: i32) -> Result<(), usize> {
-        let hash = docno_hash(docno);
-        if let Some(earlier) = self.position(hash, docno) {
-            return Err(earlier as usize);
-        }
         let index = self.judgments.len();
         // u32 offsets keep a judgment at 12 bytes; a topic with 4 GiB of docnos (or 4 billion
         // judgments) is far beyond any qrels, and is refused by the caller rather than wrapped.
-        let (Ok(start), Ok(len), Ok(i)) = (
+        let (Ok(start), Ok(len), Some(i)) = (
             u32::try_from(self.arena.len()),
             u32::try_from(docno.len()),
-            u32::try_from(index),
+            u32::try_from(index).ok().filter(|&i| i < u32::MAX - 1),
         ) else {
             return Err(usize::MAX);
         };
-        self.by_hash
-            .entry(hash)
-            .and_modify(|e| *e = COLLISION)
-            .or_insert(if i == COLLISION { COLLISION } else { i });
+        let (judgments, arena) = (&self.judgments, &self.arena);
+        let earlier = self.by_hash.find_or_insert(docno_hash(docno), i, |p| {
+            judgments.get(p as usize).is_some_and(|j| {
+                bytes_eq(
+                    &arena[j.start as usize..j.start as usize + j.len as usize],
+                    docno,
+                )
+            })
+        });
+        if let Some(earlier) = earlier {
+            return Err(earlier as usize);
+        }
         self.arena.extend_from_slice(docno);
         self.judgments.push(Judgment { start, len, rel });
         Ok(())
@@ -140,6 +150,7 @@ impl QrelsTopic {
         self.levels = levels;
         self.arena.shrink_to_fit();
         self.judgments.shrink_to_fit();
+        self.by_hash.shrink_to_fit();
     }
 }
 
@@ -202,9 +213,45 @@ impl QrelsParser {
 
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
         let mut lines = std::mem::take(&mut self.lines);
-        let result = lines.feed(chunk, |no, line| self.line(no, line));
+        let result = lines.feed_block(chunk, self, Self::line, Self::block);
         self.lines = lines;
         result
+    }
+
+    /// The complete lines of `block` (see `RunParser::block`): `qid iter docno rel` lines
+    /// with a plain integer relevance in one pass over their bytes, without copying the qid;
+    /// every other line, and judgment-group keys, through [`line`](Self::line).
+    fn block(&mut self, first_line: u64, block: &[u8]) -> Result<u64, ParseError> {
+        let mut at = 0;
+        let mut line_no = first_line;
+        while at < block.len() {
+            let fast = match self.judgment_groups {
+                true => None,
+                false => block_fields::<4>(block, at, true).and_then(|(fields, next)| {
+                    let (start, end) = fields[3];
+                    Some((fields, next, parse_plain_rel(&block[start..end])?))
+                }),
+            };
+            match fast {
+                Some((fields, next, rel)) => {
+                    let (qid, (docno_start, docno_end)) = (fields[0], fields[2]);
+                    self.add_judgment(
+                        line_no,
+                        &block[qid.0..qid.1],
+                        (docno_start - at, &block[docno_start..docno_end]),
+                        rel,
+                    )?;
+                    at = next;
+                }
+                None => {
+                    let end = memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |i| at + i);
+                    self.line(line_no, &block[at..end])?;
+                    at = end + 1;
+                }
+            }
+            line_no += 1;
+        }
+        Ok(line_no - first_line)
     }
 
     pub fn finish(mut self) -> Result<Qrels, ParseError> {
@@ -268,6 +315,16 @@ impl QrelsParser {
     ) -> Result<(), ParseError> {
         let rel = parse_rel(rel_text)
             .ok_or_else(|| self.error(line_no, rel_at, rel_text, ParseErrorKind::BadRelevance))?;
+        self.add_judgment(line_no, qid, (docno_at, docno), rel)
+    }
+
+    fn add_judgment(
+        &mut self,
+        line_no: u64,
+        qid: &[u8],
+        (docno_at, docno): (usize, &[u8]),
+        rel: i32,
+    ) -> Result<(), ParseError> {
         let topic = self.topic_for(qid);
         match self.topics[topic].add(docno, rel) {
             Ok(()) => {
@@ -301,8 +358,9 @@ impl QrelsParser {
         let topics = &mut self.topics;
         let lines_of = &mut self.lines_of;
         self.topic_index.get_or_add(qid, || {
-            topics.push(QrelsTopic::new(lossy(qid)));
-            lines_of.push(Vec::new());
+            let topic = QrelsTopic::new(lossy(qid), topics.last());
+            lines_of.push(Vec::with_capacity(topic.judgments.capacity()));
+            topics.push(topic);
             topics.len() - 1
         })
     }

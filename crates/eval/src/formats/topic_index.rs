@@ -11,12 +11,20 @@ pub(crate) struct TopicIndex {
 
 impl TopicIndex {
     /// The position of `qid`; a new qid gets `add()`, which must return the position it used.
+    /// The check against the previous qid is inlined into the parsers' line loops (it answers
+    /// almost every line); the map lookup is not.
+    #[inline(always)]
     pub fn get_or_add(&mut self, qid: &[u8], add: impl FnOnce() -> usize) -> usize {
         if let Some((last, index)) = &self.last {
-            if last.as_slice() == qid {
+            if super::hash::bytes_eq(last, qid) {
                 return *index;
             }
         }
+        self.get_or_add_slow(qid, add)
+    }
+
+    #[inline(never)]
+    fn get_or_add_slow(&mut self, qid: &[u8], add: impl FnOnce() -> usize) -> usize {
         let index = match self.by_qid.get(qid) {
             Some(&i) => i,
             None => {

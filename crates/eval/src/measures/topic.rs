@@ -120,7 +120,11 @@ pub fn rank(run: &Run, topic: &RunTopic, max_docs: usize, scratch: &mut Vec<(u64
             .enumerate()
             .map(|(i, d)| (descending_key(d.score), i as u32)),
     );
-    scratch.sort_unstable();
+    // Runs are mostly written best first: then the pairs are sorted already (indices ascend)
+    // and one comparison per pair replaces the sort's own scan and bookkeeping.
+    if !scratch.is_sorted() {
+        scratch.sort_unstable();
+    }
     let mut start = 0;
     while start < scratch.len() {
         let key = scratch[start].0;
