@@ -85,7 +85,8 @@ pub(super) enum Proj {
 }
 
 impl Proj {
-    /// The matrices one prefill GEMM each, with their names.
+    /// The matrices one prefill GEMM each, with their names (the native matmul bench).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub(super) fn matrices(
         &self,
         names: &[&'static str],
@@ -506,6 +507,8 @@ impl GpuModel {
         self
     }
 
+    /// Whether split-K is allowed (the native matmul bench times what the engine runs).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
     pub(super) fn split_k_on(&self) -> bool {
         self.split_k
     }
