@@ -2,7 +2,7 @@
 //!
 //! cargo run --release -p ragscope-infer --features gpu --example gpu_bench -- \
 //!     --model M.gguf [--passages 8] [--tokens 512] [--decode 32] [--prompts-file P.json]
-//!     [--matmul-rows 2048]
+//!     [--matmul-rows 2048] [--no-split-k] [--no-fuse]
 //!
 //! Prints the adapter, then: prefill tokens/s (the utility path: `--passages` prompts of
 //! `--tokens` random ids, or the id lists of `--prompts-file`, packed into device-sized
@@ -30,7 +30,7 @@ fn fail(m: impl std::fmt::Display) -> ! {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: gpu_bench --model M.gguf [--passages N] [--tokens L] [--decode S] [--prompts-file P.json] [--matmul-rows M]";
+    let usage = "usage: gpu_bench --model M.gguf [--passages N] [--tokens L] [--decode S] [--prompts-file P.json] [--matmul-rows M] [--no-split-k] [--no-fuse]";
     let Some(model_path) = arg(&args, "--model") else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -47,7 +47,11 @@ fn main() {
     let ctx = GpuContext::new_blocking_profiling().unwrap_or_else(|e| fail(e));
     let adapter = ctx.summary.to_string();
     println!("GPU adapter: {adapter}");
-    let gpu = GpuModel::upload(ctx, &model).unwrap_or_else(|e| fail(e));
+    // --no-fuse: Q, K, V and gate, up as separate GEMMs (to compare with the fused ones).
+    let fuse = !args.iter().any(|a| a == "--no-fuse");
+    let gpu = GpuModel::upload_with(ctx, &model, fuse).unwrap_or_else(|e| fail(e));
+    // --no-split-k: O and down without the engine's K split (to compare).
+    let gpu = gpu.with_split_k(!args.iter().any(|a| a == "--no-split-k"));
     let prompts: Vec<Vec<u32>> = match arg(&args, "--prompts-file") {
         Some(p) => {
             let text = std::fs::read_to_string(&p).unwrap_or_else(|e| fail(format!("{p}: {e}")));

@@ -5,7 +5,7 @@
 //! cargo run --release -p ragscope-infer --features gpu --example gpu_kernels_bench -- \
 //!     [--peak-gflops 67000] [--reps 20] [--tokens 2048] [--types Q4_1,Q8_0] [--quick]
 //!     [--force-tile small|large] [--matmul-wgsl variant.wgsl --tile 64x128 [--unchecked]]
-//!     [--no-attention]
+//!     [--split-k 1|2] [--no-attention]
 //!
 //! GFLOP/s = 2·M·N·K / time for the matmuls (M tokens, N weight rows, K columns); attention
 //! counts 4·hd per (query, key) pair over the causal triangle. Times come from GPU timestamp
@@ -14,7 +14,7 @@
 
 use ragscope_infer::gguf::GgmlType;
 use ragscope_infer::gpu::bench::{KernelBench, KernelTime};
-use ragscope_infer::gpu::{GpuContext, GpuError, MatmulTile};
+use ragscope_infer::gpu::{split_k, GpuContext, GpuError, MatmulTile};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -68,6 +68,11 @@ fn main() {
         }
         None => {}
     }
+    // --split-k N: the large tile with K split in N (1: unsplit) where K allows, on every shape.
+    let forced_split: Option<usize> = arg(&args, "--split-k").and_then(|v| v.parse().ok());
+    if let Some(n) = forced_split {
+        b = b.with_split_k(n);
+    }
     // Tuning: --matmul-wgsl FILE --tile ROWSxTOKENS times a variant of shaders/matmul.wgsl.
     if let Some(path) = arg(&args, "--matmul-wgsl") {
         let src = std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -104,11 +109,14 @@ fn main() {
             serde_json::json!({"kernel": kernel, "error": e.to_string()})
         ),
     };
-    // (N rows, K cols): SmolLM2-135M q/o, k/v, gate/up, down, an LM-head chunk; Qwen2.5-0.5B.
+    // (N rows, K cols): SmolLM2-135M q/o, k/v, gate/up, the fused Q|K|V and gate|up, down, an
+    // LM-head chunk; Qwen2.5-0.5B.
     let mut shapes: Vec<(&str, usize, usize, usize)> = vec![
         ("smol_qo", m, 576, 576),
         ("smol_kv", m, 192, 576),
         ("smol_gate_up", m, 1536, 576),
+        ("smol_qkv_fused", m, 960, 576),
+        ("smol_gate_up_fused", m, 3072, 576),
         ("smol_down", m, 576, 1536),
         ("smol_lm_head", 16, 49152, 576),
         ("qwen_gate_up", m, 4864, 896),
@@ -134,8 +142,9 @@ fn main() {
                 Some(_) => MatmulTile::Small,
                 None => MatmulTile::for_shape(n, mm),
             };
+            let split = forced_split.unwrap_or_else(|| split_k(ty, n, mm, k));
             let mut shape = serde_json::json!({"name": label, "m": mm, "n": n, "k": k,
-                "tile": format!("{tile:?}")});
+                "tile": format!("{tile:?}"), "split_k": split});
             if arg(&args, "--matmul-wgsl").is_some() {
                 shape["tile"] = serde_json::json!("variant");
             }

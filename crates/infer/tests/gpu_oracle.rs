@@ -74,6 +74,23 @@ fn p_no_response_on_the_gpu_equals_the_cpu_engine() {
         let cpu = model.prefill(&refs).unwrap();
         let ctx = GpuContext::new_blocking().unwrap();
         let gpu = GpuModel::upload(ctx, &model).unwrap();
+        // Q|K|V and gate|up are fused where a layer's parts share their weight type: every
+        // layer of the single-type models; none of qwen2-qmix (Q4_0/Q4_1/Q5_0 Q, K, V); in the
+        // llama.cpp Q4_K_M file layer 0 (all Q5_0) but not layer 1 (V in Q8_0).
+        let fused = gpu.fused_projections();
+        match name.as_str() {
+            n if n.starts_with("qwen2-qmix") => assert!(
+                fused.iter().all(|&f| f == (false, false)),
+                "{name}: {fused:?}"
+            ),
+            n if n.starts_with("llama-q4km") => {
+                assert_eq!(&fused[..2], &[(true, true), (false, true)], "{name}")
+            }
+            _ => assert!(
+                fused.iter().all(|&f| f == (true, true)),
+                "{name}: {fused:?}"
+            ),
+        }
         let out = gpu.prefill_blocking(&model, &refs).unwrap();
         assert_eq!(out.last_logits.len(), refs.len(), "{name}");
         // The GPU softmax (only p(target) read back) gives the same probabilities.
@@ -183,6 +200,8 @@ fn small_binding_limit_splits_the_vocabulary_and_the_batches() {
         .map(|e| common::ids(&e["ids"]))
         .collect();
     let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
+    // The engine's widest activation rows (qwen2-qmix fuses no projections: its Q, K, V and
+    // gate, up differ in type, so no wider Q|K|V or gate|up rows).
     let widest = c.n_embd.max(c.n_ff).max(c.n_head * c.head_dim);
     // A third of the LM head per binding, and at least two prompts' logits.
     let head_bytes = model.output_matrix().bytes().len();

@@ -5,7 +5,7 @@
 //! wall time around the same submit (after a warm-up), which then includes submit overhead.
 
 use super::context::{kernel, matmul_source_from, GpuContext, Kernel, Slot};
-use super::engine::{matmul_plan, MatmulTile};
+use super::engine::{split_k, MatmulTile};
 use super::error::GpuError;
 use super::layout::{repack_raw, row_words};
 use crate::gguf::GgmlType;
@@ -19,6 +19,105 @@ pub struct KernelTime {
     pub seconds: f64,
     /// "gpu-timestamps" or "wall-clock".
     pub timed_by: &'static str,
+    /// Dispatches in the timed pass.
+    pub reps: usize,
+}
+
+/// Seconds one timed submit may take at most (far below drivers' watchdogs).
+const SUBMIT_BUDGET_S: f64 = 0.25;
+
+/// Times `reps` dispatches of `k` (bound to `bg`) in one compute pass, after warm-up
+/// dispatches (pipeline and memory first touches, clocks); fewer when `reps` would exceed
+/// SUBMIT_BUDGET_S. GPU time from timestamp queries around the pass when the device has them,
+/// else wall time from submit to completion (which includes the submit's overhead). Shared by
+/// the kernel bench and the model's matmul bench (model_bench.rs).
+pub(crate) fn time_dispatches(
+    ctx: &GpuContext,
+    k: &Kernel,
+    bg: &wgpu::BindGroup,
+    groups: (u32, u32, u32),
+    reps: usize,
+) -> Result<KernelTime, GpuError> {
+    let dev = &ctx.device;
+    let query = ctx.has_timestamps().then(|| {
+        dev.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("bench timestamps"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2,
+        })
+    });
+    let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench resolve"),
+        size: 16,
+        usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    });
+    let staging = dev.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("bench timestamps readback"),
+        size: 16,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    // Wall seconds of the submit, and the pass's GPU seconds when timed with timestamps.
+    let submit = |n: usize, timed: bool| -> Result<(f64, Option<f64>), GpuError> {
+        let mut enc = dev.create_command_encoder(&Default::default());
+        {
+            let tw = query
+                .as_ref()
+                .filter(|_| timed)
+                .map(|q| wgpu::ComputePassTimestampWrites {
+                    query_set: q,
+                    beginning_of_pass_write_index: Some(0),
+                    end_of_pass_write_index: Some(1),
+                });
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("bench"),
+                timestamp_writes: tw,
+            });
+            pass.set_pipeline(&k.pipeline);
+            pass.set_bind_group(0, bg, &[]);
+            for _ in 0..n {
+                pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+            }
+        }
+        if let (Some(q), true) = (&query, timed) {
+            enc.resolve_query_set(q, 0..2, &resolve, 0);
+            enc.copy_buffer_to_buffer(&resolve, 0, &staging, 0, 16);
+        }
+        let t0 = std::time::Instant::now();
+        ctx.queue.submit([enc.finish()]);
+        dev.poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Device(format!("waiting for the GPU: {e}")))?;
+        let wall = t0.elapsed().as_secs_f64();
+        if !(timed && query.is_some()) {
+            return Ok((wall, None));
+        }
+        // The timestamps are two u64 ticks, read back as four 32-bit words.
+        let w = pollster::block_on(super::readback::read_u32(ctx, &staging, 16))?;
+        let tick = |i: usize| w[i] as u64 | (w[i + 1] as u64) << 32;
+        let ns = tick(2).saturating_sub(tick(0)) as f64 * ctx.queue.get_timestamp_period() as f64;
+        Ok((wall, (ns > 0.0).then_some(ns * 1e-9)))
+    };
+    let (one, _) = submit(1, false)?;
+    let reps = ((SUBMIT_BUDGET_S / one.max(1e-6)) as usize).clamp(1, reps.max(1));
+    // A quarter as many again before timing (as the kernel bench did before sharing this).
+    // A cold GPU still reads low: on a fresh H100 machine the first process's first shapes
+    // gave 3-9 % of peak at 2,048 tokens where the same run's second round gave 20-42 %, so
+    // tables come from a second round.
+    submit(reps.div_ceil(4), false)?;
+    let (wall, gpu) = submit(reps, true)?;
+    if let Some(e) = ctx.take_failure() {
+        return Err(e);
+    }
+    let (total, timed_by) = match gpu {
+        Some(s) => (s, "gpu-timestamps"),
+        None => (wall, "wall-clock"),
+    };
+    Ok(KernelTime {
+        seconds: total / reps as f64,
+        timed_by,
+        reps,
+    })
 }
 
 /// Benchmarks kernels on one device.
@@ -31,6 +130,8 @@ pub struct KernelBench<'a> {
     unchecked: bool,
     /// Time this tile instead of the one the engine would pick.
     tile: Option<MatmulTile>,
+    /// K splits of the large tile (engine.rs `split_k`): None = the engine's pick.
+    split: Option<usize>,
 }
 
 impl<'a> KernelBench<'a> {
@@ -41,6 +142,7 @@ impl<'a> KernelBench<'a> {
             variant: None,
             unchecked: false,
             tile: None,
+            split: None,
         }
     }
 
@@ -62,6 +164,13 @@ impl<'a> KernelBench<'a> {
     /// Times the built-in matmul with `tile` whatever the shape (the engine picks by shape).
     pub fn with_tile(mut self, tile: MatmulTile) -> Self {
         self.tile = Some(tile);
+        self
+    }
+
+    /// Times the large tile with K split in `n` planes (1: unsplit) where K allows it, instead
+    /// of the engine's pick.
+    pub fn with_split_k(mut self, n: usize) -> Self {
+        self.split = Some(n.max(1));
         self
     }
 
@@ -120,7 +229,20 @@ impl<'a> KernelBench<'a> {
     ) -> Result<KernelTime, GpuError> {
         let w = repack_raw(ty, k, &self.weights(ty, n, k));
         let x = self.floats(m * k);
-        let y = vec![0u8; 4 * m * n];
+        let tile = self.tile.unwrap_or(MatmulTile::for_shape(n, m));
+        let splits = match self.split {
+            None => split_k(ty, n, m, k),
+            Some(s) if s > 1 && tile == MatmulTile::Large && k.is_multiple_of(s) => {
+                let part = k / s;
+                if part.is_multiple_of(16) && part.is_multiple_of(ty.block_size()) {
+                    s
+                } else {
+                    1
+                }
+            }
+            Some(_) => 1,
+        };
+        let y = vec![0u8; 4 * m * n * splits];
         let words = [
             m as u32,
             n as u32,
@@ -128,15 +250,14 @@ impl<'a> KernelBench<'a> {
             row_words(ty, k) as u32,
             n as u32,
             0,
+            if splits > 1 { (k / splits) as u32 } else { 0 },
         ];
         let bufs = [w, x, y];
         match &self.variant {
             None => {
-                let (kern, groups) = match self.tile {
-                    Some(t) => (t.kernel(&self.ctx.kernels, ty), t.groups(n, m)),
-                    None => matmul_plan(&self.ctx.kernels, ty, n, m),
-                };
-                self.time(kern, &words, &bufs, groups, reps)
+                let kern = tile.kernel(&self.ctx.kernels, ty);
+                let (gx, gy) = tile.groups(n, m);
+                self.time(kern, &words, &bufs, (gx, gy, splits as u32), reps)
             }
             Some((src, (tn, tm))) => {
                 let dev = &self.ctx.device;
@@ -158,7 +279,7 @@ impl<'a> KernelBench<'a> {
                 };
                 use Slot::*;
                 let kern = kernel(dev, &module, "main", &[Uniform, Read, Read, ReadWrite]);
-                let groups = (n.div_ceil(*tn) as u32, m.div_ceil(*tm) as u32);
+                let groups = (n.div_ceil(*tn) as u32, m.div_ceil(*tm) as u32, 1);
                 self.time(&kern, &words, &bufs, groups, reps)
             }
         }
@@ -197,7 +318,7 @@ impl<'a> KernelBench<'a> {
             start,
             vec![0u8; 4 * n_tok * q_dim],
         ];
-        let groups = (n_tok.div_ceil(64) as u32, n_head as u32);
+        let groups = (n_tok.div_ceil(64) as u32, n_head as u32, 1);
         let kern = &self.ctx.kernels.attention;
         self.time(kern, &words, &bufs, groups, reps)
     }
@@ -218,7 +339,7 @@ impl<'a> KernelBench<'a> {
             vec![0u8; 4 * rows * dim],
         ];
         let kern = &self.ctx.kernels.rms_norm;
-        self.time(kern, &words, &bufs, (gx as u32, gy as u32), reps)
+        self.time(kern, &words, &bufs, (gx as u32, gy as u32, 1), reps)
     }
 
     fn time(
@@ -226,7 +347,7 @@ impl<'a> KernelBench<'a> {
         k: &Kernel,
         words: &[u32],
         bufs: &[Vec<u8>],
-        groups: (u32, u32),
+        groups: (u32, u32, u32),
         reps: usize,
     ) -> Result<KernelTime, GpuError> {
         let dev = &self.ctx.device;
@@ -263,79 +384,6 @@ impl<'a> KernelBench<'a> {
             layout: &k.layout,
             entries: &entries,
         });
-        let stamps = self.ctx.has_timestamps();
-        let query = stamps.then(|| {
-            dev.create_query_set(&wgpu::QuerySetDescriptor {
-                label: None,
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            })
-        });
-        let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size: 16,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
-        let staging = dev.create_buffer(&wgpu::BufferDescriptor {
-            label: None,
-            size: 16,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        });
-        let submit = |n: usize, timed: bool| -> Result<f64, GpuError> {
-            let mut enc = dev.create_command_encoder(&Default::default());
-            {
-                let tw =
-                    query
-                        .as_ref()
-                        .filter(|_| timed)
-                        .map(|q| wgpu::ComputePassTimestampWrites {
-                            query_set: q,
-                            beginning_of_pass_write_index: Some(0),
-                            end_of_pass_write_index: Some(1),
-                        });
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: None,
-                    timestamp_writes: tw,
-                });
-                pass.set_pipeline(&k.pipeline);
-                pass.set_bind_group(0, &bg, &[]);
-                for _ in 0..n {
-                    pass.dispatch_workgroups(groups.0, groups.1, 1);
-                }
-            }
-            if let (Some(q), true) = (&query, timed) {
-                enc.resolve_query_set(q, 0..2, &resolve, 0);
-                enc.copy_buffer_to_buffer(&resolve, 0, &staging, 0, 16);
-            }
-            let t0 = std::time::Instant::now();
-            self.ctx.queue.submit([enc.finish()]);
-            if timed && query.is_some() {
-                // The timestamps are two u64 ticks; read back as four raw 32-bit words.
-                let raw = pollster::block_on(super::readback::read_f32(self.ctx, &staging, 16))?;
-                let tick =
-                    |i: usize| raw[i].to_bits() as u64 | ((raw[i + 1].to_bits() as u64) << 32);
-                let ns = tick(2).wrapping_sub(tick(0)) as f64
-                    * self.ctx.queue.get_timestamp_period() as f64;
-                return Ok(ns * 1e-9);
-            }
-            dev.poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| GpuError::Device(format!("waiting for the GPU: {e}")))?;
-            Ok(t0.elapsed().as_secs_f64())
-        };
-        submit(reps.div_ceil(4).max(1), false)?;
-        let total = submit(reps, true)?;
-        if let Some(e) = self.ctx.take_failure() {
-            return Err(e);
-        }
-        Ok(KernelTime {
-            seconds: total / reps as f64,
-            timed_by: if stamps {
-                "gpu-timestamps"
-            } else {
-                "wall-clock"
-            },
-        })
+        time_dispatches(self.ctx, k, &bg, groups, reps)
     }
 }

@@ -43,7 +43,13 @@ pub(crate) struct Kernels {
     pub rope: Kernel,
     pub bias: Kernel,
     pub residual: Kernel,
+    /// The residual add of a split-K product's two planes.
+    pub residual_split: Kernel,
     pub swiglu: Kernel,
+    /// Column slice of wider rows, and SwiGLU/GeGLU over gate|up rows (the fused projections).
+    pub split: Kernel,
+    pub swiglu_halves: Kernel,
+    pub geglu_halves: Kernel,
     pub gather: Kernel,
     pub attention: Kernel,
     /// The attention kernel for heads of 129 to 256 values.
@@ -96,10 +102,6 @@ pub struct GpuContext {
     pub(crate) kernels: Kernels,
     pub(crate) limits: wgpu::Limits,
     pub summary: AdapterSummary,
-    /// The device was opened with timestamp queries (the matmul microbench times the GPU with
-    /// them when present; the bench is native only).
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
-    pub(crate) timestamps: bool,
     lost: Arc<AtomicBool>,
     error: Arc<Mutex<Option<String>>>,
     binding_cap: Option<u64>,
@@ -163,7 +165,6 @@ impl GpuContext {
         let adapter = Self::adapter().await?;
         let summary = summarize(&adapter);
         let limits = adapter.limits();
-        let timestamps = (wanted & adapter.features()).contains(wgpu::Features::TIMESTAMP_QUERY);
         let (device, queue) = adapter
             .request_device(&wgpu::DeviceDescriptor {
                 label: Some("ragscope"),
@@ -192,7 +193,6 @@ impl GpuContext {
             kernels,
             limits,
             summary,
-            timestamps,
             lost,
             error,
             binding_cap: None,
@@ -472,7 +472,11 @@ impl Kernels {
             ),
             bias: kernel(device, &ew, "bias", &ew_slots),
             residual: kernel(device, &ew, "residual", &ew_slots),
+            residual_split: kernel(device, &ew, "residual_split", &ew_slots),
             swiglu: kernel(device, &ew, "swiglu", &ew_slots),
+            split: kernel(device, &ew, "split", &ew_slots),
+            swiglu_halves: kernel(device, &ew, "swiglu_halves", &ew_slots),
+            geglu_halves: kernel(device, &ew, "geglu_halves", &ew_slots),
             gather: kernel(device, &ew, "gather", &ew_slots),
             attention: kernel(
                 device,

@@ -72,38 +72,73 @@ pub(super) struct GpuMatrix {
     pub(super) chunks: Vec<(wgpu::Buffer, usize, usize)>,
 }
 
+/// Projections that read the same input (Q, K, V; gate, up).
+pub(super) enum Proj {
+    /// One matrix whose rows are the parts' rows one after another: one GEMM, whose output rows
+    /// hold the parts side by side (split apart by elementwise.wgsl's `split`/`*_halves`). Few
+    /// rows per GEMM fill a large GPU badly: SmolLM2-135M's 192-row K/V products reached
+    /// 19-24 % of an H100's f32 peak alone.
+    Fused(GpuMatrix),
+    /// One matrix per part: their weight types or widths differ (Q4_K_M files give some layers'
+    /// V Q6_K), or the fused rows would not fit one binding.
+    Parts(Vec<GpuMatrix>),
+}
+
+impl Proj {
+    /// The matrices one prefill GEMM each, with their names (the native matmul bench).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(super) fn matrices(
+        &self,
+        names: &[&'static str],
+        fused: &'static str,
+    ) -> Vec<(&'static str, &GpuMatrix)> {
+        match self {
+            Proj::Fused(m) => vec![(fused, m)],
+            Proj::Parts(ms) => names.iter().copied().zip(ms).collect(),
+        }
+    }
+
+    pub(super) fn is_fused(&self) -> bool {
+        matches!(self, Proj::Fused(_))
+    }
+}
+
 pub(super) struct GpuLayer {
     attn_norm: wgpu::Buffer,
-    pub(super) wq: GpuMatrix,
-    pub(super) wk: GpuMatrix,
-    pub(super) wv: GpuMatrix,
+    /// Q, K, V (rows n_head·head_dim, n_kv·head_dim, n_kv·head_dim).
+    pub(super) qkv: Proj,
     bq: Option<wgpu::Buffer>,
     bk: Option<wgpu::Buffer>,
     bv: Option<wgpu::Buffer>,
     pub(super) wo: GpuMatrix,
     ffn_norm: wgpu::Buffer,
-    pub(super) w_gate: GpuMatrix,
-    pub(super) w_up: GpuMatrix,
+    /// Gate and up (n_ff rows each).
+    pub(super) gate_up: Proj,
     pub(super) w_down: GpuMatrix,
     q_norm: Option<wgpu::Buffer>,
     k_norm: Option<wgpu::Buffer>,
-    post_attn_norm: Option<wgpu::Buffer>,
-    post_ffn_norm: Option<wgpu::Buffer>,
+    pub(super) post_attn_norm: Option<wgpu::Buffer>,
+    pub(super) post_ffn_norm: Option<wgpu::Buffer>,
     /// Gemma 3 local layer: sliding-window attention and the local RoPE tables.
     local: bool,
 }
 
 struct Buffers {
     cap_tok: usize,
+    /// Output planes `o` and `qkv` hold: 2 where two fit one binding (split-K products).
+    planes: usize,
     cap_prompts: usize,
     x: wgpu::Buffer,
     h: wgpu::Buffer,
     q: wgpu::Buffer,
     k: wgpu::Buffer,
     v: wgpu::Buffer,
+    /// The fused Q|K|V GEMM's rows (1 float when no layer fuses them).
+    qkv: wgpu::Buffer,
     attn: wgpu::Buffer,
     o: wgpu::Buffer,
     gate: wgpu::Buffer,
+    /// Up, or the fused gate|up GEMM's rows (twice as wide) when a layer fuses them.
     up: wgpu::Buffer,
     pos: wgpu::Buffer,
     start: wgpu::Buffer,
@@ -205,6 +240,8 @@ pub struct GpuModel {
     max_prompts: usize,
     /// KV-cache rows (all prompts of a decoding group together) this device holds.
     max_cache_rows: usize,
+    /// Split-K allowed for the O and down products (`split_k`; off: `with_split_k(false)`).
+    split_k: bool,
     uploaded_bytes: u64,
 }
 
@@ -287,6 +324,32 @@ pub(crate) fn matmul_plan(
     (tile.kernel(kernels, ty), tile.groups(rows, n_tok))
 }
 
+/// Large-tile products with fewer workgroups than this get their K split in two (`split_k`).
+pub(crate) const SPLIT_K_BELOW_GROUPS: usize = 600;
+
+/// K splits for `rows` × `k` weights of `ty` and `n_tok` tokens: 2 where the large tile makes
+/// few workgroups and K halves into whole 16-wide steps and weight blocks; else 1. The caller
+/// adds the two output planes (residual_split, split). Measured on an H100 (132 SMs; Q4_1,
+/// gpu_kernels_bench --split-k 1|2): at 2,146 tokens the split gave +8 % on SmolLM2's
+/// 576-row products (85 workgroups), +24 % on its fused 960-row Q|K|V (136), +15 % on
+/// Qwen2.5-0.5B's down (119); at 9,042 tokens +7 % on Q|K|V (568), +3 % on down and -1 % on O
+/// (355); at 16,384 tokens (640 and more) -4 % to +1 %: no split there.
+pub fn split_k(ty: GgmlType, rows: usize, n_tok: usize, k: usize) -> usize {
+    let tile = MatmulTile::for_shape(rows, n_tok);
+    let (gr, gt) = tile.groups(rows, n_tok);
+    let half = k / 2;
+    if tile == MatmulTile::Large
+        && ((gr * gt) as usize) < SPLIT_K_BELOW_GROUPS
+        && k.is_multiple_of(2)
+        && half.is_multiple_of(16)
+        && half.is_multiple_of(ty.block_size())
+    {
+        2
+    } else {
+        1
+    }
+}
+
 /// Splits `n` workgroups into a 2-D grid within the 65,535-per-dimension limit.
 fn grid(n: usize) -> (u32, u32) {
     let gx = n.clamp(1, 32768);
@@ -296,6 +359,11 @@ fn grid(n: usize) -> (u32, u32) {
 impl GpuModel {
     /// Checks that the GPU path covers the model, then uploads its weights (once).
     pub fn upload(ctx: GpuContext, model: &Model) -> Result<GpuModel, GpuError> {
+        Self::upload_with(ctx, model, true)
+    }
+
+    /// `upload`; with `fuse` false every projection stays its own GEMM (benchmarks compare).
+    pub fn upload_with(ctx: GpuContext, model: &Model, fuse: bool) -> Result<GpuModel, GpuError> {
         let cfg = model.config.clone();
         if !GPU_ARCHS.contains(&cfg.arch.as_str()) {
             return Err(GpuError::Unsupported(format!(
@@ -311,10 +379,28 @@ impl GpuModel {
             )));
         }
         let max_binding = ctx.max_binding() as usize;
-        let widest = [cfg.n_embd, cfg.n_head * cfg.head_dim, cfg.n_ff]
-            .into_iter()
-            .max()
-            .unwrap_or(1);
+        let views = model.layer_views();
+        // Fused projections' output rows (Q|K|V, gate|up) are the widest activations.
+        let fused_qkv = views
+            .iter()
+            .any(|l| fuses(&[l.wq, l.wk, l.wv], fuse, max_binding));
+        let fused_ff = views
+            .iter()
+            .any(|l| fuses(&[l.w_gate, l.w_up], fuse, max_binding));
+        let widest = [
+            cfg.n_embd,
+            cfg.n_head * cfg.head_dim,
+            cfg.n_ff,
+            if fused_qkv {
+                (cfg.n_head + 2 * cfg.n_head_kv) * cfg.head_dim
+            } else {
+                0
+            },
+            if fused_ff { 2 * cfg.n_ff } else { 0 },
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(1);
         let max_tok = (max_binding / (4 * widest)).min(batch_tokens(&cfg));
         let max_prompts = (max_binding / (4 * cfg.n_vocab)).min(max_tok);
         if max_tok == 0 || max_prompts == 0 {
@@ -334,7 +420,6 @@ impl GpuModel {
                 })
         };
         let mut layers = Vec::new();
-        let views = model.layer_views();
         let mut mats = Vec::new();
         for l in &views {
             let attn_norm = vector(l.attn_norm);
@@ -358,16 +443,25 @@ impl GpuModel {
                 post_ffn_norm,
                 local: cfg.gemma.as_ref().is_some_and(|g| g.is_local(li)),
                 attn_norm,
-                wq: upload_matrix(&ctx, l.wq, &mut uploaded)?,
-                wk: upload_matrix(&ctx, l.wk, &mut uploaded)?,
-                wv: upload_matrix(&ctx, l.wv, &mut uploaded)?,
+                qkv: upload_proj(
+                    &ctx,
+                    &format!("blk.{li}.attn_qkv"),
+                    &[l.wq, l.wk, l.wv],
+                    fuse,
+                    &mut uploaded,
+                )?,
                 bq,
                 bk,
                 bv,
                 wo: upload_matrix(&ctx, l.wo, &mut uploaded)?,
                 ffn_norm,
-                w_gate: upload_matrix(&ctx, l.w_gate, &mut uploaded)?,
-                w_up: upload_matrix(&ctx, l.w_up, &mut uploaded)?,
+                gate_up: upload_proj(
+                    &ctx,
+                    &format!("blk.{li}.ffn_gate_up"),
+                    &[l.w_gate, l.w_up],
+                    fuse,
+                    &mut uploaded,
+                )?,
                 w_down: upload_matrix(&ctx, l.w_down, &mut uploaded)?,
             });
         }
@@ -392,6 +486,7 @@ impl GpuModel {
             max_tok,
             max_prompts,
             max_cache_rows,
+            split_k: true,
             uploaded_bytes: uploaded,
         })
     }
@@ -406,6 +501,18 @@ impl GpuModel {
     }
 
     /// Keeps the decoding groups' KV caches within `rows` rows (tests of the grouping).
+    /// Allows or forbids split-K on the O and down products (benchmarks compare both).
+    pub fn with_split_k(mut self, on: bool) -> Self {
+        self.split_k = on;
+        self
+    }
+
+    /// Whether split-K is allowed (the native matmul bench times what the engine runs).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(super) fn split_k_on(&self) -> bool {
+        self.split_k
+    }
+
     pub fn with_cache_rows(mut self, rows: usize) -> Self {
         self.max_cache_rows = self.max_cache_rows.min(rows);
         self
@@ -434,6 +541,7 @@ impl GpuModel {
                     &b.q,
                     &b.k,
                     &b.v,
+                    &b.qkv,
                     &b.attn,
                     &b.o,
                     &b.gate,
@@ -464,6 +572,15 @@ impl GpuModel {
             bufs.iter().map(|buf| buf.size()).sum::<u64>()
         });
         self.uploaded_bytes + workspace.unwrap_or(0)
+    }
+
+    /// Per layer: whether Q|K|V and gate|up run as one fused GEMM each (their parts share a
+    /// weight type and width, and the fused rows fit one binding).
+    pub fn fused_projections(&self) -> Vec<(bool, bool)> {
+        self.layers
+            .iter()
+            .map(|l| (l.qkv.is_fused(), l.gate_up.is_fused()))
+            .collect()
     }
 
     /// How many row chunks (vocabulary slices) the LM head was split into.
@@ -591,18 +708,36 @@ impl GpuModel {
         let none = wgpu::BufferUsages::empty();
         let q_dim = c.n_head * c.head_dim;
         let kv_dim = c.n_head_kv * c.head_dim;
+        let fused_qkv = self.layers.iter().any(|l| l.qkv.is_fused());
+        let fused_ff = self.layers.iter().any(|l| l.gate_up.is_fused());
+        let qkv_dim = q_dim + 2 * kv_dim;
+        let widest = if fused_qkv { qkv_dim } else { 1 }.max(c.n_embd);
+        let planes = if 8 * cap_tok * widest <= self.ctx.max_binding() as usize {
+            2
+        } else {
+            1
+        };
         ws.bufs = Some(Buffers {
             cap_tok,
+            planes,
             cap_prompts,
             x: storage(cap_tok * c.n_embd, none),
             h: storage(cap_tok * c.n_embd, none),
             q: storage(cap_tok * q_dim, none),
             k: storage(cap_tok * kv_dim, none),
             v: storage(cap_tok * kv_dim, none),
+            qkv: storage(
+                if fused_qkv {
+                    planes * cap_tok * qkv_dim
+                } else {
+                    1
+                },
+                none,
+            ),
             attn: storage(cap_tok * q_dim, none),
-            o: storage(cap_tok * c.n_embd, none),
+            o: storage(planes * cap_tok * c.n_embd, none),
             gate: storage(cap_tok * c.n_ff, none),
-            up: storage(cap_tok * c.n_ff, none),
+            up: storage(cap_tok * c.n_ff * if fused_ff { 2 } else { 1 }, none),
             pos: storage(cap_tok, none),
             start: storage(cap_tok, none),
             last: storage(cap_prompts, none),
@@ -1044,6 +1179,19 @@ impl GpuModel {
         bufs: &[&wgpu::Buffer],
         groups: (u32, u32),
     ) {
+        self.op_z(ws, pass, k, words, bufs, (groups.0, groups.1, 1));
+    }
+
+    /// `op` with a 3-D grid.
+    fn op_z(
+        &self,
+        ws: &mut Workspace,
+        pass: &mut wgpu::ComputePass<'_>,
+        k: &Kernel,
+        words: &[u32],
+        bufs: &[&wgpu::Buffer],
+        groups: (u32, u32, u32),
+    ) {
         let dev = &self.ctx.device;
         if ws.next_param == ws.params.len() {
             ws.params.push(dev.create_buffer(&wgpu::BufferDescriptor {
@@ -1077,7 +1225,62 @@ impl GpuModel {
         });
         pass.set_pipeline(&k.pipeline);
         pass.set_bind_group(0, &bg, &[]);
-        pass.dispatch_workgroups(groups.0, groups.1, 1);
+        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
+    }
+
+    /// y = x · Wᵀ for O and down, whose output only feeds the residual add: with K split in
+    /// two (`split_k`) y gets two planes and the add sums them (residual_split). Returns the
+    /// residual kernel to use.
+    fn matmul_residual(
+        &self,
+        ws: &mut Workspace,
+        pass: &mut wgpu::ComputePass<'_>,
+        m: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        n_tok: usize,
+    ) -> &Kernel {
+        let kn = &self.ctx.kernels;
+        if self.matmul_split(ws, pass, m, x, y, n_tok) == 1 {
+            &kn.residual
+        } else {
+            &kn.residual_split
+        }
+    }
+
+    /// y = x · Wᵀ, with K split in two (`split_k`) where it helps and y has room for two
+    /// planes (one row chunk, the workspace's `planes`); returns the planes written.
+    fn matmul_split(
+        &self,
+        ws: &mut Workspace,
+        pass: &mut wgpu::ComputePass<'_>,
+        m: &GpuMatrix,
+        x: &wgpu::Buffer,
+        y: &wgpu::Buffer,
+        n_tok: usize,
+    ) -> usize {
+        let planes = ws.bufs.as_ref().map_or(1, |b| b.planes);
+        let splits = match m.chunks.as_slice() {
+            [(_, _, n)] if self.split_k && planes == 2 => split_k(m.ty, *n, n_tok, m.cols),
+            _ => 1,
+        };
+        if splits == 1 {
+            self.matmul(ws, pass, m, x, y, n_tok);
+            return 1;
+        }
+        let (buf, _, n) = &m.chunks[0];
+        let (k, (gx, gy)) = matmul_plan(&self.ctx.kernels, m.ty, *n, n_tok);
+        let words = [
+            n_tok as u32,
+            *n as u32,
+            m.cols as u32,
+            m.row_words as u32,
+            m.rows as u32,
+            0,
+            (m.cols / splits) as u32,
+        ];
+        self.op_z(ws, pass, k, &words, &[buf, x, y], (gx, gy, splits as u32));
+        splits
     }
 
     fn matmul(
@@ -1124,6 +1327,35 @@ impl GpuModel {
             &[y, a, rows],
             (gx, gy),
         );
+    }
+
+    /// y (n_tok × dim) = columns `col..col + dim` of a's `stride`-wide rows (`cols` = (stride,
+    /// col, plane)), plus those of the plane `plane` floats further when `plane` > 0.
+    #[allow(clippy::too_many_arguments)]
+    fn split(
+        &self,
+        ws: &mut Workspace,
+        pass: &mut wgpu::ComputePass<'_>,
+        y: &wgpu::Buffer,
+        a: &wgpu::Buffer,
+        n_tok: usize,
+        dim: usize,
+        cols: (usize, usize, usize),
+        unused: &wgpu::Buffer,
+    ) {
+        let (stride, col, plane) = cols;
+        let n = n_tok * dim;
+        let (gx, gy) = grid(n.div_ceil(64));
+        let words = [
+            n as u32,
+            dim as u32,
+            gx,
+            stride as u32,
+            col as u32,
+            plane as u32,
+        ];
+        let k = &self.ctx.kernels.split;
+        self.op(ws, pass, k, &words, &[y, a, unused], (gx, gy));
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1185,9 +1417,25 @@ impl GpuModel {
         } else {
             (&b.q, &b.k)
         };
-        self.matmul(ws, pass, &l.wq, &b.h, raw_q, n_tok);
-        self.matmul(ws, pass, &l.wk, &b.h, raw_k, n_tok);
-        self.matmul(ws, pass, &l.wv, &b.h, &b.v, n_tok);
+        let outs = [(raw_q, q_dim), (raw_k, kv_dim), (&b.v, kv_dim)];
+        match &l.qkv {
+            Proj::Fused(m) => {
+                let planes = self.matmul_split(ws, pass, m, &b.h, &b.qkv, n_tok);
+                // With K split, `split` adds the second plane (n_tok rows further).
+                let plane = if planes == 2 { n_tok * m.rows } else { 0 };
+                let mut col = 0;
+                for (y, dim) in outs {
+                    let cols = (m.rows, col, plane);
+                    self.split(ws, pass, y, &b.qkv, n_tok, dim, cols, &b.pos);
+                    col += dim;
+                }
+            }
+            Proj::Parts(ms) => {
+                for (m, (y, _)) in ms.iter().zip(outs) {
+                    self.matmul(ws, pass, m, &b.h, y, n_tok);
+                }
+            }
+        }
         for (bias, y, dim) in [
             (&l.bq, raw_q, q_dim),
             (&l.bk, raw_k, kv_dim),
@@ -1289,30 +1537,48 @@ impl GpuModel {
                 );
             }
         }
-        self.matmul(ws, pass, &l.wo, &b.attn, &b.o, n_tok);
         let mut add = &b.o;
+        let mut residual = &kn.residual;
         if let Some(w) = &l.post_attn_norm {
+            self.matmul(ws, pass, &l.wo, &b.attn, &b.o, n_tok);
             self.rms_norm(ws, pass, &b.o, w, &b.h, n_tok, d);
             add = &b.h;
-        }
-        self.elementwise(ws, pass, &kn.residual, n_tok * d, d, &b.x, add, &b.pos);
-        self.rms_norm(ws, pass, &b.x, &l.ffn_norm, &b.h, n_tok, d);
-        self.matmul(ws, pass, &l.w_gate, &b.h, &b.gate, n_tok);
-        self.matmul(ws, pass, &l.w_up, &b.h, &b.up, n_tok);
-        let ff = c.n_ff;
-        let act = if c.gemma.is_some() {
-            &kn.geglu
         } else {
-            &kn.swiglu
-        };
-        self.elementwise(ws, pass, act, n_tok * ff, ff, &b.gate, &b.up, &b.pos);
-        self.matmul(ws, pass, &l.w_down, &b.gate, &b.o, n_tok);
+            residual = self.matmul_residual(ws, pass, &l.wo, &b.attn, &b.o, n_tok);
+        }
+        self.elementwise(ws, pass, residual, n_tok * d, d, &b.x, add, &b.pos);
+        self.rms_norm(ws, pass, &b.x, &l.ffn_norm, &b.h, n_tok, d);
+        let ff = c.n_ff;
+        let geglu = c.gemma.is_some();
+        match &l.gate_up {
+            // One GEMM writes gate|up rows into `up`; the activation reads both halves.
+            Proj::Fused(m) => {
+                self.matmul(ws, pass, m, &b.h, &b.up, n_tok);
+                let act = if geglu {
+                    &kn.geglu_halves
+                } else {
+                    &kn.swiglu_halves
+                };
+                self.elementwise(ws, pass, act, n_tok * ff, ff, &b.gate, &b.up, &b.pos);
+            }
+            Proj::Parts(ms) => {
+                for (m, y) in ms.iter().zip([&b.gate, &b.up]) {
+                    self.matmul(ws, pass, m, &b.h, y, n_tok);
+                }
+                let act = if geglu { &kn.geglu } else { &kn.swiglu };
+                self.elementwise(ws, pass, act, n_tok * ff, ff, &b.gate, &b.up, &b.pos);
+            }
+        }
         let mut add = &b.o;
+        let mut residual = &kn.residual;
         if let Some(w) = &l.post_ffn_norm {
+            self.matmul(ws, pass, &l.w_down, &b.gate, &b.o, n_tok);
             self.rms_norm(ws, pass, &b.o, w, &b.h, n_tok, d);
             add = &b.h;
+        } else {
+            residual = self.matmul_residual(ws, pass, &l.w_down, &b.gate, &b.o, n_tok);
         }
-        self.elementwise(ws, pass, &kn.residual, n_tok * d, d, &b.x, add, &b.pos);
+        self.elementwise(ws, pass, residual, n_tok * d, d, &b.x, add, &b.pos);
     }
 
     fn encode_head(&self, ws: &mut Workspace, pass: &mut wgpu::ComputePass<'_>, n_p: usize) {
@@ -1335,6 +1601,7 @@ struct BufRefs {
     q: wgpu::Buffer,
     k: wgpu::Buffer,
     v: wgpu::Buffer,
+    qkv: wgpu::Buffer,
     attn: wgpu::Buffer,
     o: wgpu::Buffer,
     gate: wgpu::Buffer,
@@ -1362,6 +1629,7 @@ impl BufRefs {
             q: b.q.clone(),
             k: b.k.clone(),
             v: b.v.clone(),
+            qkv: b.qkv.clone(),
             attn: b.attn.clone(),
             o: b.o.clone(),
             gate: b.gate.clone(),
@@ -1381,6 +1649,62 @@ impl BufRefs {
             ids: b.ids.clone(),
         }
     }
+}
+
+/// Whether `parts` are uploaded as one fused matrix: several, of one weight type and width,
+/// whose rows fit one binding.
+fn fuses(parts: &[&Matrix], fuse: bool, max_binding: usize) -> bool {
+    let Some(first) = parts.first() else {
+        return false;
+    };
+    let (ty, cols) = (first.ty(), first.cols());
+    let rows: usize = parts.iter().map(|m| m.rows()).sum();
+    fuse && parts.len() > 1
+        && parts.iter().all(|m| m.ty() == ty && m.cols() == cols)
+        && 4 * row_words(ty, cols) * rows <= max_binding
+}
+
+/// Uploads projections that read the same input as one fused matrix (their rows concatenated,
+/// in one binding) when they share the weight type and width, else one matrix each.
+fn upload_proj(
+    ctx: &GpuContext,
+    name: &str,
+    parts: &[&Matrix],
+    fuse: bool,
+    uploaded: &mut u64,
+) -> Result<Proj, GpuError> {
+    if let (true, Some(first)) = (
+        fuses(parts, fuse, ctx.max_binding() as usize),
+        parts.first(),
+    ) {
+        let (ty, cols) = (first.ty(), first.cols());
+        let rows: usize = parts.iter().map(|m| m.rows()).sum();
+        let rw = row_words(ty, cols);
+        let mut bytes = Vec::with_capacity(4 * rw * rows);
+        for m in parts {
+            bytes.extend(repack_rows(m, 0, m.rows()));
+        }
+        *uploaded += bytes.len() as u64;
+        let buf = ctx
+            .device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(name),
+                contents: &bytes,
+                usage: wgpu::BufferUsages::STORAGE,
+            });
+        return Ok(Proj::Fused(GpuMatrix {
+            ty,
+            rows,
+            cols,
+            row_words: rw,
+            chunks: vec![(buf, 0, rows)],
+        }));
+    }
+    let ms = parts
+        .iter()
+        .map(|m| upload_matrix(ctx, m, uploaded))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Proj::Parts(ms))
 }
 
 /// Uploads a matrix in row chunks that each fit one storage binding.

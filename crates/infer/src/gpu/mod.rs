@@ -9,6 +9,10 @@
 //!   (shaders/matmul.wgsl) for small products, 128x128 with 8x8 outputs per thread
 //!   (shaders/matmul_large.wgsl) where it makes enough workgroups (engine.rs `matmul_plan`);
 //!   both compiled without naga's runtime checks, their indices in range by construction.
+//!   Projections that read the same input run as one GEMM where their weights share a type:
+//!   Q|K|V and gate|up are uploaded as one matrix each (engine.rs `Proj`), their output rows
+//!   taken apart by elementwise.wgsl (`split`, `swiglu_halves`, `geglu_halves`). Products that
+//!   make few large tiles split K in two (engine.rs `split_k`; the consumer adds the planes).
 //! * `bench` times single kernels on synthetic inputs (examples/gpu_kernels_bench.rs).
 //! * Kernels (shaders/*.wgsl), each with a CPU twin in `twin.rs` and a test comparing them on
 //!   random shapes that do not divide the tiles (tests.rs): tiled matmul for every weight type,
@@ -46,7 +50,7 @@ pub use context::{
     GpuContext,
 };
 pub use engine::{
-    batch_tokens, DecodeStats, GpuModel, MatmulTile, GPU_ARCHS, LAYER_FLOP_BUDGET,
+    batch_tokens, split_k, DecodeStats, GpuModel, MatmulTile, GPU_ARCHS, LAYER_FLOP_BUDGET,
     MAX_BATCH_TOKENS, MAX_BATCH_TOKENS_NATIVE, MAX_HEAD_DIM,
 };
 pub use error::GpuError;

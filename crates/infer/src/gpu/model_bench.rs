@@ -5,9 +5,9 @@
 //! achieved FLOP/s is 2·M·N·K per product over its time: compared with the GPU's peak f32
 //! FLOP/s it gives the fraction of peak the tiled matmul reaches.
 
-use super::engine::{GpuMatrix, GpuModel};
+use super::bench::time_dispatches;
+use super::engine::{matmul_plan, split_k, GpuMatrix, GpuModel};
 use super::error::GpuError;
-use std::time::Instant;
 use wgpu::util::DeviceExt;
 
 /// One GEMM's timing: y (m × n) = x (m × k) · Wᵀ, W in its GGUF type.
@@ -32,27 +32,32 @@ impl MatmulTiming {
     }
 }
 
-/// Seconds one timed submit may take at most (far below drivers' watchdogs).
-const SUBMIT_BUDGET_S: f64 = 0.25;
-
 impl GpuModel {
-    /// Times the first layer's matmuls and the LM head with `m` rows, up to `reps` products each.
+    /// Times the first layer's matmuls and the LM head with `m` rows, up to `reps` products each
+    /// (Q|K|V and gate|up fused where the engine fuses them; O and down with the engine's K
+    /// split).
     pub fn bench_matmuls(&self, m: usize, reps: usize) -> Result<Vec<MatmulTiming>, GpuError> {
         let Some(l) = self.layers.first() else {
             return Ok(Vec::new());
         };
-        let mats: [(&str, &GpuMatrix); 8] = [
-            ("attn_q", &l.wq),
-            ("attn_k", &l.wk),
-            ("attn_v", &l.wv),
-            ("attn_output", &l.wo),
-            ("ffn_gate", &l.w_gate),
-            ("ffn_up", &l.w_up),
-            ("ffn_down", &l.w_down),
-            ("output (first slice)", &self.lm_head),
-        ];
+        let mut mats: Vec<(&str, &GpuMatrix, bool)> = Vec::new();
+        let qkv = l
+            .qkv
+            .matrices(&["attn_q", "attn_k", "attn_v"], "attn_qkv (fused)");
+        // As encode_layer: the fused Q|K|V, and O and down where no post-norm reads them, may
+        // split K.
+        let split = self.split_k_on();
+        let fused = l.qkv.is_fused();
+        mats.extend(qkv.into_iter().map(|(n, m)| (n, m, split && fused)));
+        mats.push(("attn_output", &l.wo, split && l.post_attn_norm.is_none()));
+        let ff = l
+            .gate_up
+            .matrices(&["ffn_gate", "ffn_up"], "ffn_gate_up (fused)");
+        mats.extend(ff.into_iter().map(|(n, m)| (n, m, false)));
+        mats.push(("ffn_down", &l.w_down, split && l.post_ffn_norm.is_none()));
+        mats.push(("output (first slice)", &self.lm_head, false));
         mats.iter()
-            .map(|(name, mat)| self.time_matrix(name, mat, m, reps.max(1)))
+            .map(|(name, mat, split)| self.time_matrix(name, mat, m, reps.max(1), *split))
             .collect()
     }
 
@@ -62,6 +67,7 @@ impl GpuModel {
         mat: &GpuMatrix,
         m: usize,
         reps: usize,
+        split: bool,
     ) -> Result<MatmulTiming, GpuError> {
         let ctx = self.context();
         let dev = &ctx.device;
@@ -70,7 +76,12 @@ impl GpuModel {
         };
         let (n, k) = (*n, mat.cols);
         let max = ctx.max_binding() as usize;
-        let m = m.min(max / (4 * k)).min(max / (4 * n)).max(1);
+        let m = m.min(max / (4 * k)).min(max / (8 * n)).max(1);
+        let splits = if split && mat.chunks.len() == 1 {
+            split_k(mat.ty, n, m, k)
+        } else {
+            1
+        };
         let x: Vec<u8> = (0..m * k)
             .flat_map(|i| (((i * 7919) % 1000) as f32 / 1000.0 - 0.5).to_le_bytes())
             .collect();
@@ -81,11 +92,12 @@ impl GpuModel {
         });
         let y = dev.create_buffer(&wgpu::BufferDescriptor {
             label: Some("bench y"),
-            size: (4 * m * n) as u64,
+            size: (4 * m * n * splits) as u64,
             usage: wgpu::BufferUsages::STORAGE,
             mapped_at_creation: false,
         });
-        let words: Vec<u8> = [m, n, k, mat.row_words, n, 0, 0, 0]
+        let k_split = if splits > 1 { k / splits } else { 0 };
+        let words: Vec<u8> = [m, n, k, mat.row_words, n, 0, k_split, 0]
             .iter()
             .flat_map(|&v| (v as u32).to_le_bytes())
             .collect();
@@ -95,7 +107,7 @@ impl GpuModel {
             usage: wgpu::BufferUsages::UNIFORM,
         });
         // The kernel and grid the engine uses for this shape.
-        let (kernel, groups) = super::engine::matmul_plan(&ctx.kernels, mat.ty, n, m);
+        let (kernel, (gx, gy)) = matmul_plan(&ctx.kernels, mat.ty, n, m);
         let bg = dev.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &kernel.layout,
@@ -118,89 +130,24 @@ impl GpuModel {
                 },
             ],
         });
-        let queries = ctx.timestamps.then(|| {
-            let set = dev.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("bench timestamps"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            });
-            let resolve = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("bench resolve"),
-                size: 16,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-            let staging = dev.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("bench timestamps readback"),
-                size: 16,
-                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                mapped_at_creation: false,
-            });
-            (set, resolve, staging)
-        });
-        let run = |count: usize, timed: bool| -> Result<(f64, Option<f64>), GpuError> {
-            let mut enc = dev.create_command_encoder(&Default::default());
-            {
-                let tw = match (&queries, timed) {
-                    (Some((set, _, _)), true) => Some(wgpu::ComputePassTimestampWrites {
-                        query_set: set,
-                        beginning_of_pass_write_index: Some(0),
-                        end_of_pass_write_index: Some(1),
-                    }),
-                    _ => None,
-                };
-                let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("bench matmul"),
-                    timestamp_writes: tw,
-                });
-                pass.set_pipeline(&kernel.pipeline);
-                pass.set_bind_group(0, &bg, &[]);
-                for _ in 0..count {
-                    pass.dispatch_workgroups(groups.0, groups.1, 1);
-                }
-            }
-            if let (Some((set, resolve, staging)), true) = (&queries, timed) {
-                enc.resolve_query_set(set, 0..2, resolve, 0);
-                enc.copy_buffer_to_buffer(resolve, 0, staging, 0, 16);
-            }
-            let t = Instant::now();
-            ctx.queue.submit([enc.finish()]);
-            ctx.device
-                .poll(wgpu::PollType::wait_indefinitely())
-                .map_err(|e| GpuError::Device(format!("waiting for the GPU: {e}")))?;
-            let wall = t.elapsed().as_secs_f64();
-            let gpu = match (&queries, timed) {
-                (Some((_, _, staging)), true) => {
-                    let w = pollster::block_on(super::readback::read_u32(ctx, staging, 16))?;
-                    let t0 = w[0] as u64 | (w[1] as u64) << 32;
-                    let t1 = w[2] as u64 | (w[3] as u64) << 32;
-                    let ns = t1.saturating_sub(t0) as f64 * ctx.queue.get_timestamp_period() as f64;
-                    (ns > 0.0).then_some(ns * 1e-9)
-                }
-                _ => None,
-            };
-            Ok((wall, gpu))
-        };
-        // Warm-up (pipeline and memory first touches), then as many products as fit the budget.
-        let (one, _) = run(1, false)?;
-        let reps = ((SUBMIT_BUDGET_S / one.max(1e-6)) as usize).clamp(1, reps);
-        let (wall, gpu) = run(reps, true)?;
-        if let Some(e) = ctx.take_failure() {
-            return Err(e);
-        }
-        let (seconds, timer) = match gpu {
-            Some(s) => (s, "timestamp queries"),
-            None => (wall, "wall time"),
-        };
+        let t = time_dispatches(ctx, kernel, &bg, (gx, gy, splits as u32), reps)?;
         Ok(MatmulTiming {
-            name: name.to_string(),
+            name: if splits > 1 {
+                format!("{name} (split-K {splits})")
+            } else {
+                name.to_string()
+            },
             ty: mat.ty.name().to_string(),
             m,
             n,
             k,
-            reps,
-            seconds: seconds / reps as f64,
-            timer,
+            reps: t.reps,
+            seconds: t.seconds,
+            timer: if t.timed_by == "gpu-timestamps" {
+                "timestamp queries"
+            } else {
+                "wall time"
+            },
         })
     }
 }

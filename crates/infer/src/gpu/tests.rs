@@ -62,6 +62,18 @@ fn run(
     out: usize,
     groups: (u32, u32),
 ) -> Vec<f32> {
+    run_z(ctx, k, words, bufs, out, (groups.0, groups.1, 1))
+}
+
+/// `run` with a 3-D grid.
+fn run_z(
+    ctx: &GpuContext,
+    k: &Kernel,
+    words: &[u32],
+    bufs: &[Vec<u8>],
+    out: usize,
+    groups: (u32, u32, u32),
+) -> Vec<f32> {
     let dev = &ctx.device;
     let mut w = words.to_vec();
     w.resize(8, 0);
@@ -109,7 +121,7 @@ fn run(
         let mut pass = enc.begin_compute_pass(&Default::default());
         pass.set_pipeline(&k.pipeline);
         pass.set_bind_group(0, &bg, &[]);
-        pass.dispatch_workgroups(groups.0, groups.1, 1);
+        pass.dispatch_workgroups(groups.0, groups.1, groups.2);
     }
     enc.copy_buffer_to_buffer(&buffers[out], 0, &staging, 0, size);
     ctx.queue.submit([enc.finish()]);
@@ -229,7 +241,65 @@ fn matmul_matches_twin_for_every_weight_type() {
                 );
             }
         }
+        // Split-K on the large tile: K halves of whole 16-wide steps and blocks, two output
+        // planes (n_tok x stride apart) that add up to the product.
+        let (cols, n_tok, rows) = (2 * bs.max(32), 130, 131);
+        let w = random_weights(&mut rng, ty, rows, cols);
+        let x = rng.vec(n_tok * cols);
+        let want = twin::matmul(ty, &w, rows, cols, &x);
+        let (stride, col0) = (rows + 3, 2);
+        let words = [
+            n_tok as u32,
+            rows as u32,
+            cols as u32,
+            row_words(ty, cols) as u32,
+            stride as u32,
+            col0 as u32,
+            (cols / 2) as u32,
+        ];
+        let tile = MatmulTile::Large;
+        let (gx, gy) = tile.groups(rows, n_tok);
+        let got = run_z(
+            ctx,
+            tile.kernel(&ctx.kernels, ty),
+            &words,
+            &[
+                repack_raw(ty, cols, &w),
+                bytes_f32(&x),
+                bytes_f32(&vec![0f32; 2 * n_tok * stride]),
+            ],
+            2,
+            (gx, gy, 2),
+        );
+        let plane = n_tok * stride;
+        let got: Vec<f32> = (0..n_tok)
+            .flat_map(|t| (0..rows).map(move |r| t * stride + col0 + r))
+            .map(|i| got[i] + got[plane + i])
+            .collect();
+        assert_close(
+            &format!("matmul split-K {} {n_tok}x{rows}x{cols}", ty.name()),
+            &got,
+            &want,
+            2e-5,
+        );
     }
+}
+
+#[test]
+fn split_k_only_where_the_large_tile_makes_few_workgroups() {
+    use super::engine::split_k;
+    // SmolLM2-135M at 9,042 tokens: O and down (576 rows: 5 x 71 large tiles) and the fused
+    // Q|K|V (960 rows: 8 x 71) split, the fused gate|up (3072 rows: 24 x 71) not, nor O and
+    // down at 16,384 tokens (5 x 128); K-quant blocks of 256 do not halve 576.
+    assert_eq!(split_k(GgmlType::Q4_1, 576, 9042, 1536), 2);
+    assert_eq!(split_k(GgmlType::Q4_1, 576, 9042, 576), 2);
+    assert_eq!(split_k(GgmlType::Q4_1, 960, 9042, 576), 2);
+    assert_eq!(split_k(GgmlType::Q4_1, 576, 16384, 576), 1);
+    assert_eq!(split_k(GgmlType::Q4_1, 3072, 9042, 576), 1);
+    assert_eq!(split_k(GgmlType::Q4K, 576, 9042, 576), 1);
+    // The small tile (192 rows, a decoding step's few tokens) never splits.
+    assert_eq!(split_k(GgmlType::Q4_1, 192, 9042, 576), 1);
+    assert_eq!(split_k(GgmlType::Q4_1, 576, 8, 1536), 1);
 }
 
 #[test]
@@ -405,6 +475,14 @@ fn elementwise_kernels_match_twins() {
         &twin::residual(&y, &a),
         1e-7,
     );
+    // Two planes of a split-K product: a holds 2n values.
+    let planes = rng.vec(2 * n);
+    assert_close(
+        "residual_split",
+        &ew(&k.residual_split, &y, &planes, &idx, n),
+        &twin::residual_split(&y, &planes),
+        1e-7,
+    );
     assert_close(
         "swiglu",
         &ew(&k.swiglu, &y, &a, &idx, n),
@@ -414,6 +492,95 @@ fn elementwise_kernels_match_twins() {
     let out = vec![0f32; idx.len() * dim];
     let got = ew(&k.gather, &out, &y, &idx, idx.len() * dim);
     assert_close("gather", &got, &twin::gather_rows(&y, dim, &idx), 0.0);
+}
+
+/// The fused projections' kernels: a column slice of wider rows (Q, K, V out of Q|K|V rows, on
+/// a width and offsets that are no multiple of 64), SwiGLU and GeGLU over gate|up rows.
+#[test]
+fn fused_projection_kernels_match_twins() {
+    let Some(ctx) = context() else { return };
+    let mut rng = Rng(37);
+    let (rows, stride) = (9usize, 45 + 2 * 13);
+    let a: Vec<f32> = rng.vec(rows * stride).iter().map(|v| v * 8.0).collect();
+    let k = &ctx.kernels;
+    for (col, dim) in [(0usize, 45usize), (45, 13), (58, 13)] {
+        let n = rows * dim;
+        let gx = n.div_ceil(64) as u32;
+        let got = run(
+            ctx,
+            &k.split,
+            &[n as u32, dim as u32, gx, stride as u32, col as u32],
+            &[bytes_f32(&vec![0.0; n]), bytes_f32(&a), bytes_u32(&[0])],
+            0,
+            (gx, 1),
+        );
+        let want = twin::split_cols(&a, stride, col, dim);
+        assert_close(&format!("split col {col} dim {dim}"), &got, &want, 0.0);
+    }
+    // Two planes of a split-K product (the second rows * stride floats further) are summed.
+    let planes = rng.vec(2 * rows * stride);
+    let plane = rows * stride;
+    let sum: Vec<f32> = (0..plane).map(|i| planes[i] + planes[plane + i]).collect();
+    let (col, dim) = (45usize, 13usize);
+    let n = rows * dim;
+    let gx = n.div_ceil(64) as u32;
+    let got = run(
+        ctx,
+        &k.split,
+        &[
+            n as u32,
+            dim as u32,
+            gx,
+            stride as u32,
+            col as u32,
+            plane as u32,
+        ],
+        &[
+            bytes_f32(&vec![0.0; n]),
+            bytes_f32(&planes),
+            bytes_u32(&[0]),
+        ],
+        0,
+        (gx, 1),
+    );
+    let want = twin::split_cols(&sum, stride, col, dim);
+    assert_close("split of two planes", &got, &want, 0.0);
+    // gate|up rows of 2 x 67; values spanning GeGLU's clamps (|x| >= 10).
+    let dim = 67;
+    let gu: Vec<f32> = rng.vec(rows * 2 * dim).iter().map(|v| v * 12.0).collect();
+    let (gate, up) = twin::halves(&gu, dim);
+    let n = rows * dim;
+    let gx = n.div_ceil(64) as u32;
+    let halves = |kern: &Kernel| {
+        run(
+            ctx,
+            kern,
+            &[n as u32, dim as u32, gx],
+            &[bytes_f32(&vec![0.0; n]), bytes_f32(&gu), bytes_u32(&[0])],
+            0,
+            (gx, 1),
+        )
+    };
+    assert_close(
+        "swiglu_halves",
+        &halves(&k.swiglu_halves),
+        &twin::swiglu(&gate, &up),
+        1e-6,
+    );
+    // The same values through the unfused GeGLU kernel: both must agree exactly (the twin
+    // comparison with its f16-rounding tolerance is scatter_and_geglu_match_twins').
+    let unfused = run(
+        ctx,
+        &k.geglu,
+        &[n as u32, dim as u32, gx],
+        &[bytes_f32(&gate), bytes_f32(&up), bytes_u32(&[0])],
+        0,
+        (gx, 1),
+    );
+    let want = twin::geglu(&gate, &up);
+    let got = halves(&k.geglu_halves);
+    assert_eq!(&got[..n], &unfused[..n], "geglu_halves vs geglu");
+    assert_close("geglu_halves", &got, &want, 2e-3);
 }
 
 #[test]

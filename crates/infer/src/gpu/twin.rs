@@ -178,6 +178,22 @@ pub fn swiglu(gate: &[f32], up: &[f32]) -> Vec<f32> {
         .collect()
 }
 
+/// Columns `col..col + dim` of each `stride`-wide row of `a` (one output of a fused projection).
+pub fn split_cols(a: &[f32], stride: usize, col: usize, dim: usize) -> Vec<f32> {
+    a.chunks_exact(stride)
+        .flat_map(|row| row[col..col + dim].iter().copied())
+        .collect()
+}
+
+/// The first and second halves of each `2 * dim`-wide row (gate and up of the fused gate|up
+/// projection), for `swiglu` / `geglu`.
+pub fn halves(a: &[f32], dim: usize) -> (Vec<f32>, Vec<f32>) {
+    (
+        split_cols(a, 2 * dim, 0, dim),
+        split_cols(a, 2 * dim, dim, dim),
+    )
+}
+
 /// y + bias broadcast over rows of `bias.len()`.
 pub fn add_bias(y: &[f32], bias: &[f32]) -> Vec<f32> {
     y.iter()
@@ -189,6 +205,15 @@ pub fn add_bias(y: &[f32], bias: &[f32]) -> Vec<f32> {
 /// y + a element-wise.
 pub fn residual(y: &[f32], a: &[f32]) -> Vec<f32> {
     y.iter().zip(a).map(|(&y, &a)| y + a).collect()
+}
+
+/// y + (a's first half + its second half): the residual add of a split-K product's planes.
+pub fn residual_split(y: &[f32], a: &[f32]) -> Vec<f32> {
+    let n = y.len();
+    y.iter()
+        .zip(a[..n].iter().zip(&a[n..2 * n]))
+        .map(|(&y, (&a0, &a1))| y + (a0 + a1))
+        .collect()
 }
 
 /// Rows `rows` of x (`dim` wide).

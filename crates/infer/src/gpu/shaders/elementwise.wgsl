@@ -2,6 +2,7 @@
 // CPU twins: gpu::twin::{add_bias, residual, swiglu, gather_rows}.
 //   bias:     y[i] += a[i % dim]                   (Qwen2's Q/K/V biases)
 //   residual: y[i] += a[i]
+//   residual_split: y[i] += a[i] + a[n + i]  (the two K halves of a split-K matmul's output)
 //   swiglu:   y[i] = silu(y[i]) * a[i], silu(g) = g / (1 + exp(-g))   (y holds gate, a holds up)
 //   gather:   y[r * dim + c] = a[rows[r] * dim + c]  (each prompt's last row)
 //   scatter:  y[rows[r] * dim + c] = a[r * dim + c]  (new keys/values into the KV cache rows)
@@ -9,12 +10,24 @@
 //             input and output rounded to f16 (round to nearest even, done with bit operations
 //             so no shader-f16 is needed), tanh formula, 0 below -10 and x above 10.
 // CPU twins also: gpu::twin::{scatter_rows, geglu}.
+// The fused projections (engine.rs `Proj::Fused`: one GEMM over Q|K|V or gate|up rows) write
+// rows that hold several outputs side by side; these kernels take them apart:
+//   split:         y[r * dim + c] = a[r * src_stride + src_col + c]  (Q, K or V of the QKV rows),
+//                  + a[src_plane + (same index)] when src_plane > 0 (a split-K product's 2 planes)
+//   swiglu_halves: y[r * dim + c] = silu(a[r * 2dim + c]) * a[r * 2dim + dim + c]  (gate | up rows)
+//   geglu_halves:  the same with geglu's gelu.
+// CPU twins: gpu::twin::{split_cols, swiglu, geglu} on the halves (twin::halves).
 
 struct Params {
     n: u32,
     dim: u32,
     groups_x: u32,
-    _pad: u32,
+    // split: the source rows' width, the first column taken, the second plane's offset (0: none).
+    src_stride: u32,
+    src_col: u32,
+    src_plane: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -43,6 +56,14 @@ fn residual(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id)
 }
 
 @compute @workgroup_size(64, 1, 1)
+fn residual_split(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = index(lid, wid);
+    if (i < p.n) {
+        y[i] += a[i] + a[p.n + i];
+    }
+}
+
+@compute @workgroup_size(64, 1, 1)
 fn swiglu(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let i = index(lid, wid);
     if (i < p.n) {
@@ -66,6 +87,29 @@ fn scatter(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) 
     if (i < p.n) {
         let r = i / p.dim;
         y[rows[r] * p.dim + i % p.dim] = a[i];
+    }
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn split(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = index(lid, wid);
+    if (i < p.n) {
+        let at = (i / p.dim) * p.src_stride + p.src_col + i % p.dim;
+        if (p.src_plane == 0u) {
+            y[i] = a[at];
+        } else {
+            y[i] = a[at] + a[p.src_plane + at];
+        }
+    }
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn swiglu_halves(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = index(lid, wid);
+    if (i < p.n) {
+        let at = (i / p.dim) * 2u * p.dim + i % p.dim;
+        let g = a[at];
+        y[i] = g / (1.0 + exp(-g)) * a[at + p.dim];
     }
 }
 
@@ -98,5 +142,14 @@ fn geglu(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wi
     let i = index(lid, wid);
     if (i < p.n) {
         y[i] = gelu_ggml(y[i]) * a[i];
+    }
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn geglu_halves(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let i = index(lid, wid);
+    if (i < p.n) {
+        let at = (i / p.dim) * 2u * p.dim + i % p.dim;
+        y[i] = gelu_ggml(a[at]) * a[at + p.dim];
     }
 }

@@ -16,9 +16,16 @@
 // Every index stays in range by construction (clamped or guarded loads, staging and tile
 // indices < 512, guarded stores), so context.rs compiles the matmuls without naga's runtime
 // checks (which clamp each index and bound each loop: 1.3-1.5x slower on an H100).
+// Split-K (Params.k_split, grid z = 2): products with few tiles for the GPU (engine.rs
+// `split_k`, measured there) sum each half of K in its own workgroup and write two planes of y,
+// which the consumer adds (elementwise.wgsl residual_split, split).
 // Tried on an H100 and dropped: the same tile without the register prefetch (8-20 % slower),
 // double-buffered K steps of 8 with one barrier per step (9-18 % slower), the former 128x64
-// variant with 8x4 outputs per thread (slower on every shape the engine gives this tile).
+// variant with 8x4 outputs per thread (slower on every shape the engine gives this tile); a
+// 64-row x 128-token tile with 128 threads of 8x8 outputs (same staging, prefetch and warp
+// layout; 576 rows then make 9 whole tiles and twice the workgroups): 25-32 % of peak on
+// every SmolLM2-135M and Qwen2.5-0.5B shape at 2,146-16,384 tokens where this tile reaches
+// 35-46 % (Q4_1; SmolLM2's O 576x576 at 9,042 tokens: 25.2 % vs 35.0 %).
 // Lines between `// @unroll N` and `// @end` are repeated N times by the host with # = 0..N-1.
 // The host prepends `fn dequant(row_base: u32, k: u32) -> f32` and
 // `fn dequant8(row_base: u32, k: u32) -> array<f32, 8>` (dequant.wgsl's dq_* / dq8_*).
@@ -30,7 +37,10 @@ struct Params {
     row_words: u32,
     y_stride: u32,
     y_col: u32,
-    _pad0: u32,
+    // Split-K (engine.rs `split_k`): workgroup z sums k in [z * k_split, (z + 1) * k_split) and
+    // writes plane z of y (planes n_tok * y_stride apart); 0 = one plane over all of K. Only
+    // with k_split a multiple of TK and of the weight block (the whole-step loop below).
+    k_split: u32,
     _pad1: u32,
 }
 
@@ -49,9 +59,9 @@ var<workgroup> xs: array<vec4<f32>, 512>;
 var<workgroup> ws: array<vec4<f32>, 512>;
 
 // Writes 4 consecutive outputs (token t, rows r..r+3) that lie inside the matrix.
-fn store_row(t: u32, r: u32, v: vec4<f32>) {
+fn store_row(plane: u32, t: u32, r: u32, v: vec4<f32>) {
     if (t < p.n_tok) {
-        let row = t * p.y_stride + p.y_col;
+        let row = plane + t * p.y_stride + p.y_col;
         for (var j = 0u; j < 4u; j++) {
             if (r + j < p.n_rows) {
                 y[row + r + j] = v[j];
@@ -101,17 +111,21 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     var acc61 = vec4<f32>(0.0);
     var acc70 = vec4<f32>(0.0);
     var acc71 = vec4<f32>(0.0);
-    let n_steps = (p.k + TK - 1u) / TK;
+    var n_steps = (p.k + TK - 1u) / TK;
+    let kz = wid.z * p.k_split;
+    if (p.k_split != 0u) {
+        n_steps = p.k_split / TK;
+    }
     if (p.k % TK == 0u && p.k > 0u) {
         // Every step is whole: tokens/rows past the matrix load a valid row (clamped), which
         // feeds only outputs that are never stored; the next step is loaded before the FMAs.
-        let xb = min(t_ld, p.n_tok - 1u) * p.k + seg * 8u;
+        let xb = min(t_ld, p.n_tok - 1u) * p.k + kz + seg * 8u;
         let wb = min(r_ld, p.n_rows - 1u) * p.row_words;
         var xv: array<f32, 8>;
         // @unroll 8 e=#
             xv[#] = x[xb + #];
         // @end
-        var wv = dequant8(wb, seg * 8u);
+        var wv = dequant8(wb, kz + seg * 8u);
         for (var s = 0u; s < n_steps; s++) {
         // @unroll 8 e=#
             xs[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = xv[#];
@@ -122,7 +136,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             // @unroll 8 e=#
                 xv[#] = x[xb + kn + #];
             // @end
-            wv = dequant8(wb, kn + seg * 8u);
+            wv = dequant8(wb, kz + kn + seg * 8u);
         // @unroll 16 kk=#
             let a# = xs[# * 32u + ty];
             let c# = xs[# * 32u + 16u + ty];
@@ -204,20 +218,21 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             workgroupBarrier();
         }
     }
-    store_row(t0 + ty * 4u + 0u, r0 + tx * 4u, acc00);
-    store_row(t0 + ty * 4u + 0u, r0 + 64u + tx * 4u, acc01);
-    store_row(t0 + ty * 4u + 1u, r0 + tx * 4u, acc10);
-    store_row(t0 + ty * 4u + 1u, r0 + 64u + tx * 4u, acc11);
-    store_row(t0 + ty * 4u + 2u, r0 + tx * 4u, acc20);
-    store_row(t0 + ty * 4u + 2u, r0 + 64u + tx * 4u, acc21);
-    store_row(t0 + ty * 4u + 3u, r0 + tx * 4u, acc30);
-    store_row(t0 + ty * 4u + 3u, r0 + 64u + tx * 4u, acc31);
-    store_row(t0 + 64u + ty * 4u + 0u, r0 + tx * 4u, acc40);
-    store_row(t0 + 64u + ty * 4u + 0u, r0 + 64u + tx * 4u, acc41);
-    store_row(t0 + 64u + ty * 4u + 1u, r0 + tx * 4u, acc50);
-    store_row(t0 + 64u + ty * 4u + 1u, r0 + 64u + tx * 4u, acc51);
-    store_row(t0 + 64u + ty * 4u + 2u, r0 + tx * 4u, acc60);
-    store_row(t0 + 64u + ty * 4u + 2u, r0 + 64u + tx * 4u, acc61);
-    store_row(t0 + 64u + ty * 4u + 3u, r0 + tx * 4u, acc70);
-    store_row(t0 + 64u + ty * 4u + 3u, r0 + 64u + tx * 4u, acc71);
+    let plane = wid.z * p.n_tok * p.y_stride;
+    store_row(plane, t0 + ty * 4u + 0u, r0 + tx * 4u, acc00);
+    store_row(plane, t0 + ty * 4u + 0u, r0 + 64u + tx * 4u, acc01);
+    store_row(plane, t0 + ty * 4u + 1u, r0 + tx * 4u, acc10);
+    store_row(plane, t0 + ty * 4u + 1u, r0 + 64u + tx * 4u, acc11);
+    store_row(plane, t0 + ty * 4u + 2u, r0 + tx * 4u, acc20);
+    store_row(plane, t0 + ty * 4u + 2u, r0 + 64u + tx * 4u, acc21);
+    store_row(plane, t0 + ty * 4u + 3u, r0 + tx * 4u, acc30);
+    store_row(plane, t0 + ty * 4u + 3u, r0 + 64u + tx * 4u, acc31);
+    store_row(plane, t0 + 64u + ty * 4u + 0u, r0 + tx * 4u, acc40);
+    store_row(plane, t0 + 64u + ty * 4u + 0u, r0 + 64u + tx * 4u, acc41);
+    store_row(plane, t0 + 64u + ty * 4u + 1u, r0 + tx * 4u, acc50);
+    store_row(plane, t0 + 64u + ty * 4u + 1u, r0 + 64u + tx * 4u, acc51);
+    store_row(plane, t0 + 64u + ty * 4u + 2u, r0 + tx * 4u, acc60);
+    store_row(plane, t0 + 64u + ty * 4u + 2u, r0 + 64u + tx * 4u, acc61);
+    store_row(plane, t0 + 64u + ty * 4u + 3u, r0 + tx * 4u, acc70);
+    store_row(plane, t0 + 64u + ty * 4u + 3u, r0 + 64u + tx * 4u, acc71);
 }
