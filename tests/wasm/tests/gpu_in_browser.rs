@@ -98,7 +98,9 @@ async fn chrome_compiles_every_shader() {
 
 #[wasm_bindgen_test]
 async fn every_oracle_model_on_webgpu_equals_the_cpu_engine() {
-    let Some(_) = adapter().await else { return };
+    // One device for every model: its shaders are compiled once (SwiftShader compiles each
+    // pipeline with LLVM, seconds apiece), as an app that switches models would do.
+    let Some(ctx) = adapter().await else { return };
     for (name, bytes, oracle) in FIXTURES {
         let oracle: Value = serde_json::from_str(oracle).expect("fixture JSON");
         let source = BlobSource::new(blob(bytes)).expect("in a worker");
@@ -108,8 +110,7 @@ async fn every_oracle_model_on_webgpu_equals_the_cpu_engine() {
         let prompts: Vec<Vec<u32>> = cases.iter().map(|c| ids(&c["ids"])).collect();
         let refs: Vec<&[u32]> = prompts.iter().map(Vec::as_slice).collect();
         let cpu = model.prefill(&refs).expect("CPU prefill");
-        let ctx = GpuContext::new().await.expect("adapter");
-        let gpu = GpuModel::upload(ctx, &model).expect("upload");
+        let gpu = GpuModel::upload(ctx.clone(), &model).expect("upload");
         let out = gpu.prefill(&model, &refs).await.expect("GPU prefill");
         let target = ids(&oracle["no_response_ids"])[0];
         let quantized = oracle["weight_types"]

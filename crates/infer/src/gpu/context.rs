@@ -27,6 +27,7 @@ pub(crate) enum Slot {
     ReadWrite,
 }
 
+#[derive(Clone)]
 pub(crate) struct Kernel {
     pub pipeline: wgpu::ComputePipeline,
     pub layout: wgpu::BindGroupLayout,
@@ -34,6 +35,7 @@ pub(crate) struct Kernel {
 }
 
 /// The compiled kernels: one matmul per weight type (dequant function + tile shader).
+#[derive(Clone)]
 pub(crate) struct Kernels {
     pub matmul: HashMap<GgmlType, Kernel>,
     /// The 128x128-tile matmul per weight type, for products with many tiles (engine.rs
@@ -96,6 +98,10 @@ impl std::fmt::Display for AdapterSummary {
     }
 }
 
+/// A clone shares the device, its queue and its compiled kernels (wgpu's handles are
+/// reference-counted): several models uploaded through clones pay for the shader compilation
+/// once — in a browser on SwiftShader that is most of opening a device.
+#[derive(Clone)]
 pub struct GpuContext {
     pub(crate) device: wgpu::Device,
     pub(crate) queue: wgpu::Queue,
