@@ -34,6 +34,10 @@ pub enum Request {
     },
     /// The last slice was sent: finish parsing and keep the file.
     LoadEnd { id: FileId },
+    /// A file the worker reads itself, slice by slice, from an object URL the page made for the
+    /// picked `File`/`Blob` (src/engine/blob_load.rs): no byte crosses the UI thread. Answered
+    /// like the slices (`Progress`, then `Loaded` or `LoadFailed`); `Cancel`/`Remove` stop it.
+    LoadBlob { id: FileId, name: String, url: String },
     /// Stop loading a file and drop what was parsed of it.
     Cancel { id: FileId },
     /// Forget a file.
@@ -119,6 +123,23 @@ pub enum Response {
     Litm(litm::LitmEvent),
     /// Estimates, progress and results of LLM judge jobs.
     Judge(judges::JudgeResponse),
+    /// Where the worker's time went (loading a file, an evaluation): named phases in
+    /// milliseconds, for the performance test; the page keeps them in `window.ragscopeTimings`.
+    Timings(Timings),
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Timings {
+    /// `load NAME` or `evaluate`.
+    pub what: String,
+    /// Wall clock (`performance.timeOrigin + now()`, ms) when it started and ended, comparable
+    /// with the page's clock.
+    pub start_ms: f64,
+    pub end_ms: f64,
+    /// (phase, ms spent in it), phases summed over slices or runs.
+    pub phases: Vec<(String, f64)>,
+    /// The worker's wasm linear memory afterwards (it never shrinks: the peak so far).
+    pub wasm_memory_bytes: u64,
 }
 
 /// Said in a context-set file's summary when it holds eRAG outcomes (`ragscope answer --erag`):

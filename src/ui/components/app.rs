@@ -143,6 +143,10 @@ fn main_view() -> Html {
                     Response::Loaded { id, .. } | Response::LoadFailed { id, .. } => {
                         acks.borrow_mut().remove(id);
                     }
+                    Response::Timings(t) => crate::ui::perf_marks::record(t),
+                    Response::Report(r) => {
+                        crate::ui::perf_marks::mark(&format!("report {} received", r.generation))
+                    }
                     _ => {}
                 }
                 match response {
@@ -188,6 +192,10 @@ fn main_view() -> Html {
         let acks = acks.clone();
         let blobs = blobs.clone();
         let cancelled = cancelled.clone();
+        // A local computation's loop hands other requests to the plain handler, which cannot
+        // read a file by URL: meanwhile files go to the worker in slices from here.
+        let computing =
+            state.compute.running.is_some() || state.compute.answers.running.is_some();
         Callback::from(move |source: FileSource| {
             let id = {
                 let mut n = next_id.borrow_mut();
@@ -210,7 +218,16 @@ fn main_view() -> Html {
                 cancelled.clone(),
             );
             spawn_local(async move {
-                if let Err(error) = stream(source, id, name, &bridge, &acks, &cancelled).await {
+                let result = match source {
+                    FileSource::File(f) if !computing => {
+                        read_in_worker(f.into(), id, name, &bridge, &acks).await
+                    }
+                    FileSource::Stored(_, b) if !computing => {
+                        read_in_worker(b, id, name, &bridge, &acks).await
+                    }
+                    source => stream(source, id, name, &bridge, &acks, &cancelled).await,
+                };
+                if let Err(error) = result {
                     acks.borrow_mut().remove(&id);
                     bridge.send(Request::Cancel { id });
                     dispatch.dispatch(Action::FileReadFailed { id, error });
@@ -556,6 +573,31 @@ fn main_view() -> Html {
             </footer>
         </div>
     }
+}
+
+/// Lets the worker read a File or Blob itself through an object URL (src/engine/blob_load.rs):
+/// nothing is read or copied on the UI thread. The URL is revoked once the worker is done with
+/// it (loaded, failed, or the file was removed).
+async fn read_in_worker(
+    blob: web_sys::Blob,
+    id: FileId,
+    name: String,
+    bridge: &UseReactorBridgeHandle<EvalReactor>,
+    acks: &Acks,
+) -> Result<(), String> {
+    let url = web_sys::Url::create_object_url_with_blob(&blob)
+        .map_err(|_| format!("{name}: could not be opened (no object URL)"))?;
+    let (tx, mut rx) = mpsc::unbounded();
+    acks.borrow_mut().insert(id, tx);
+    bridge.send(Request::LoadBlob {
+        id,
+        name,
+        url: url.clone(),
+    });
+    // Progress arrives here until the entry is dropped (loaded, failed or removed).
+    while rx.next().await.is_some() {}
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
 }
 
 /// Sends a file to the worker one slice at a time, waiting for each slice to be parsed before
