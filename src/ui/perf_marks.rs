@@ -4,7 +4,7 @@
 //! is sent anywhere.
 
 use crate::protocol::Timings;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 const KEY: &str = "ragscopeTimings";
 
@@ -12,8 +12,7 @@ fn push(entry: JsValue) {
     let window: JsValue = gloo::utils::window().into();
     let list = js_sys::Reflect::get(&window, &KEY.into())
         .ok()
-        .filter(|v| js_sys::Array::is_array(v))
-        .map(|v| js_sys::Array::from(&v))
+        .and_then(|v| v.dyn_into::<js_sys::Array>().ok())
         .unwrap_or_else(|| {
             let list = js_sys::Array::new();
             let _ = js_sys::Reflect::set(&window, &KEY.into(), &list);
