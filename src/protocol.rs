@@ -1,7 +1,9 @@
 //! Messages between the UI thread and the evaluation worker.
 //!
-//! Files travel to the worker in slices (`LoadChunk`) and are parsed there as they arrive; the
-//! worker acknowledges each slice, so the UI reads the next one only when the previous one is
+//! A picked file (or one kept in IndexedDB) goes to the worker as an object URL (`LoadBlob`) and
+//! the worker reads it itself, slice by slice. Other files (pasted text, the demo, and files
+//! picked while a local computation runs) travel in slices (`LoadChunk`), parsed as they arrive;
+//! the worker acknowledges each slice, so the UI reads the next one only when the previous one is
 //! parsed and never holds more than one slice of a file. The UI holds only names, summaries and
 //! the (small) evaluation report.
 
