@@ -9,6 +9,9 @@ use yew_agent::reactor::{reactor, ReactorScope};
 #[reactor(EvalReactor)]
 pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     let mut workspace = Workspace::default();
+    // Before the first request: V8 compiles the parsers' hot loops while the page starts.
+    #[cfg(target_arch = "wasm32")]
+    crate::engine::warm_up::once();
     // Judge jobs run as tasks of their own and report here; the loop forwards their messages
     // between requests.
     #[cfg(target_arch = "wasm32")]
@@ -23,19 +26,19 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             request
         } else {
             match select(scope.next(), judge_in.next()).await {
-            Either::Left((Some(request), _)) => request,
-            Either::Left((None, _)) => return,
-            Either::Right((Some(message), _)) => {
-                if scope.send(message).await.is_err() {
-                    return;
+                Either::Left((Some(request), _)) => request,
+                Either::Left((None, _)) => return,
+                Either::Right((Some(message), _)) => {
+                    if scope.send(message).await.is_err() {
+                        return;
+                    }
+                    continue;
                 }
-                continue;
-            }
-            // Cannot happen while `judge_out` lives; if it did, wait for requests alone.
-            Either::Right((None, _)) => match scope.next().await {
-                Some(request) => request,
-                None => return,
-            },
+                // Cannot happen while `judge_out` lives; if it did, wait for requests alone.
+                Either::Right((None, _)) => match scope.next().await {
+                    Some(request) => request,
+                    None => return,
+                },
             }
         };
         let responses = match request {
@@ -127,7 +130,9 @@ struct EvalClock {
 
 impl EvalClock {
     fn start() -> Self {
-        EvalClock { start: Self::wall() }
+        EvalClock {
+            start: Self::wall(),
+        }
     }
 
     fn wall() -> f64 {
@@ -142,7 +147,12 @@ impl EvalClock {
     }
 
     /// Scoring summed over the runs; the rest (significance, tables of the report) after it.
-    fn timings(&self, scoring_ms: f64, report_ms: f64, report: &crate::protocol::Report) -> Response {
+    fn timings(
+        &self,
+        scoring_ms: f64,
+        report_ms: f64,
+        report: &crate::protocol::Report,
+    ) -> Response {
         let end = Self::wall();
         #[cfg(target_arch = "wasm32")]
         let wasm_memory_bytes = crate::engine::blob_load::wasm_memory_bytes();

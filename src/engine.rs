@@ -30,6 +30,7 @@ pub mod inference;
 #[cfg(test)]
 mod judged_answers_tests;
 pub mod judges;
+pub mod warm_up;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;

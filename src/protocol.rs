@@ -39,7 +39,11 @@ pub enum Request {
     /// A file the worker reads itself, slice by slice, from an object URL the page made for the
     /// picked `File`/`Blob` (src/engine/blob_load.rs): no byte crosses the UI thread. Answered
     /// like the slices (`Progress`, then `Loaded` or `LoadFailed`); `Cancel`/`Remove` stop it.
-    LoadBlob { id: FileId, name: String, url: String },
+    LoadBlob {
+        id: FileId,
+        name: String,
+        url: String,
+    },
     /// Stop loading a file and drop what was parsed of it.
     Cancel { id: FileId },
     /// Forget a file.

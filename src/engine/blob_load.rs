@@ -101,11 +101,21 @@ pub async fn load(
     };
     let blob = match crate::engine::inference::web::blob_from_url(&url).await {
         Ok(b) => b,
-        Err(e) => return scope.send(failed(format!("{name}: could not be read: {e}"))).await.is_ok(),
+        Err(e) => {
+            return scope
+                .send(failed(format!("{name}: could not be read: {e}")))
+                .await
+                .is_ok()
+        }
     };
     let reader = match web_sys::FileReaderSync::new() {
         Ok(r) => r,
-        Err(e) => return scope.send(failed(format!("{name}: could not be read: {e:?}"))).await.is_ok(),
+        Err(e) => {
+            return scope
+                .send(failed(format!("{name}: could not be read: {e:?}")))
+                .await
+                .is_ok()
+        }
     };
     let size = blob.size() as u64;
     let opened_ms = wall_ms();
@@ -197,4 +207,3 @@ pub async fn load(
     }
     true
 }
-

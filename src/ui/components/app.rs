@@ -194,8 +194,7 @@ fn main_view() -> Html {
         let cancelled = cancelled.clone();
         // A local computation's loop hands other requests to the plain handler, which cannot
         // read a file by URL: meanwhile files go to the worker in slices from here.
-        let computing =
-            state.compute.running.is_some() || state.compute.answers.running.is_some();
+        let computing = state.compute.running.is_some() || state.compute.answers.running.is_some();
         Callback::from(move |source: FileSource| {
             let id = {
                 let mut n = next_id.borrow_mut();
