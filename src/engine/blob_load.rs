@@ -102,10 +102,15 @@ pub async fn load(
     let blob = match crate::engine::inference::web::blob_from_url(&url).await {
         Ok(b) => b,
         Err(e) => {
-            return scope
-                .send(failed(format!("{name}: could not be read: {e}")))
-                .await
-                .is_ok()
+            // Removed meanwhile (the page revoked the URL): nothing to say.
+            return match look_at_requests(scope, id, pending).await {
+                Seen::Gone => false,
+                Seen::Stop => true,
+                Seen::Nothing => {
+                    let error = format!("{name}: could not be read: {e}");
+                    scope.send(failed(error)).await.is_ok()
+                }
+            };
         }
     };
     let reader = match web_sys::FileReaderSync::new() {

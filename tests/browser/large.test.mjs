@@ -89,7 +89,7 @@ test('7,000 x 1,000 run (MS MARCO dev size) in a tab: time and peak memory', { s
     clearInterval(sampler);
     clearInterval(heapSampler);
     const long = await longTasks(page, since);
-    const breakdown = await timeBreakdown(page);
+    const breakdown = await timeBreakdown(page, t0);
     const shown = await page.$$eval(`#results tr[data-run="${runName}"] td[data-trec]`, (tds) =>
       Object.fromEntries(tds.filter((td) => td.dataset.trec).map((td) => [td.dataset.trec, td.querySelector('.v').textContent.trim()])));
     // The renderer that grew most hosts the page and its worker.

@@ -20,7 +20,7 @@ export async function watchLoad(page, row = '#results tbody tr[data-run="bench.r
 }
 
 /** The worker's timings (window.ragscopeTimings) of the last load and evaluation, as lines. */
-export async function timeBreakdown(page) {
+export async function timeBreakdown(page, calledAt) {
   const { marks, timings } = await page.evaluate(() => ({ marks: window.perfMarks, timings: window.ragscopeTimings ?? [] }));
   const t = (ms) => `${(ms - marks.change).toFixed(0)}`;
   const after = timings.filter((x) => (x.start_ms ?? x.at_ms) >= marks.change && (x.end_ms ?? x.at_ms) <= marks.row + 1);
@@ -28,6 +28,8 @@ export async function timeBreakdown(page) {
   const evaluation = after.filter((x) => x.what.startsWith('evaluate')).pop();
   const report = after.filter((x) => x.what.startsWith('report')).pop();
   const lines = [];
+  if (calledAt) lines.push(`${(calledAt - marks.change).toFixed(0)}: setInputFiles called (Playwright hands the file to the page)`);
+  lines.push('0: change event on the file input');
   const phases = (x) => x.phases.map(([name, ms]) => `      ${name}: ${ms.toFixed(0)} ms`);
   const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
   if (load) {

@@ -132,8 +132,15 @@ fn main_view() -> Html {
         let dispatch = state.dispatcher();
         let judge_dispatch = judges.dispatcher();
         let acks = acks.clone();
+        let cancelled = cancelled.clone();
         use_reactor_bridge::<EvalReactor, _>(move |event| {
             if let ReactorEvent::Output(response) = event {
+                // A file the user removed while it loaded may fail to open once its object URL
+                // is revoked: not an error worth showing.
+                if matches!(&response, Response::LoadFailed { id, .. } if cancelled.borrow().contains(id))
+                {
+                    return;
+                }
                 match &response {
                     Response::Progress { id, .. } => {
                         if let Some(tx) = acks.borrow().get(id) {
