@@ -46,3 +46,9 @@ export async function timeBreakdown(page, calledAt) {
   return lines;
 }
 
+
+/** Seconds from the input's change event to the run's row in the table, on the page's clock. */
+export async function pageSeconds(page) {
+  const m = await page.evaluate(() => window.perfMarks);
+  return (m.row - m.change) / 1000;
+}
