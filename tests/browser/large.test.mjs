@@ -19,12 +19,26 @@ const queries = Number(process.env.RAGSCOPE_E2E_LARGE_QUERIES ?? 7000);
 // Passed to Chromium (which ignores it) to find this browser's processes in /proc.
 const TAG = `--ragscope-large-${process.pid}`;
 
-/** RSS (bytes) of each process of this test's Chromium, by pid. */
+/** RSS (bytes) of each process of this test's Chromium (the browser process, which has TAG
+ * on its command line, and its descendants: renderer, GPU, utility processes), by pid. */
 function chromiumRss() {
-  const out = new Map();
+  const parent = new Map();
+  const tagged = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(TAG)) continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+      parent.set(pid, stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes(TAG)) tagged.push(pid);
+    } catch { /* gone meanwhile */ }
+  }
+  const ours = (pid) => {
+    for (let p = pid, n = 0; p && p !== '0' && n < 64; p = parent.get(p), n++) if (tagged.includes(p)) return true;
+    return false;
+  };
+  const out = new Map();
+  for (const pid of parent.keys()) {
+    if (!ours(pid)) continue;
+    try {
       const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'latin1'));
       if (kb) out.set(pid, Number(kb[1]) * 1024);
     } catch { /* gone meanwhile */ }
@@ -93,15 +107,17 @@ test('7,000 x 1,000 run (MS MARCO dev size) in a tab: time and peak memory', { s
     const inPage = await pageSeconds(page);
     const shown = await page.$$eval(`#results tr[data-run="${runName}"] td[data-trec]`, (tds) =>
       Object.fromEntries(tds.filter((td) => td.dataset.trec).map((td) => [td.dataset.trec, td.querySelector('.v').textContent.trim()])));
-    // The renderer that grew most hosts the page and its worker.
-    const [pid, grown] = [...peak].map(([p, rss]) => [p, rss - (before.get(p) ?? 0)]).sort((a, b) => b[1] - a[1])[0];
+    // Each process's growth during the load: the renderer hosts the page and its worker; the
+    // browser process holds Blob data.
+    const growth = [...peak].map(([p, rss]) => [p, rss - (before.get(p) ?? 0)]).sort((a, b) => b[1] - a[1]);
+    const kind = (p) => { try { return /--type=([a-z-]+)/.exec(readFileSync(`/proc/${p}/cmdline`, 'latin1'))?.[1] ?? 'browser'; } catch { return '?'; } };
     const mb = (b) => `${(b / 1e6).toFixed(0)} MB`;
     const worst = long.reduce((m, t) => Math.max(m, t.duration), 0);
     const report = [
       `${runName} (${mb(size)}, ${queries} queries x 1000 docs), 5 measures, load + parse + evaluate:`,
       `  native CLI (ragscope trec-eval, one run): ${nativeSeconds.toFixed(2)} s`,
       `  browser, in the page (change event -> row in the table): ${inPage.toFixed(2)} s (${(inPage / nativeSeconds).toFixed(2)}x native); as Playwright sees it: ${seconds.toFixed(2)} s`,
-      `  peak RSS of the renderer (page + worker): ${mb(peak.get(pid))}, ${mb(grown)} above its RSS before the load (${(grown / size).toFixed(2)}x the run file)`,
+      ...growth.slice(0, 3).map(([p, g]) => `  peak RSS of Chromium's ${kind(p)} process ${p}: ${mb(peak.get(p))}, ${mb(g)} above its RSS before the load (${(g / size).toFixed(2)}x the run file)`),
       `  peak RSS of all Chromium processes: ${mb([...peak.values()].reduce((a, b) => a + b, 0))} (sum of each process's peak)`,
       `  page JS heap (CDP JSHeapUsedSize) peak: ${mb(jsHeapPeak)}`,
       `  UI-thread long tasks while loading: ${long.length} (longest ${worst.toFixed(0)} ms)`,
