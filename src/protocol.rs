@@ -1,6 +1,6 @@
 //! Messages between the UI thread and the evaluation worker.
 //!
-//! A picked file (or one kept in IndexedDB) goes to the worker as an object URL (`LoadBlob`) and
+//! A picked file (or one kept in IndexedDB) is handed to the worker on a channel (`LoadBlob`) and
 //! the worker reads it itself, slice by slice. Other files (pasted text, the demo, and files
 //! picked while a local computation runs) travel in slices (`LoadChunk`), parsed as they arrive;
 //! the worker acknowledges each slice, so the UI reads the next one only when the previous one is
@@ -36,9 +36,10 @@ pub enum Request {
     },
     /// The last slice was sent: finish parsing and keep the file.
     LoadEnd { id: FileId },
-    /// A file the worker reads itself, slice by slice, from an object URL the page made for the
-    /// picked `File`/`Blob` (src/engine/blob_load.rs): no byte crosses the UI thread. Answered
-    /// like the slices (`Progress`, then `Loaded` or `LoadFailed`); `Cancel`/`Remove` stop it.
+    /// A file the worker reads itself, slice by slice (src/engine/blob_load.rs): `url` names
+    /// where the `File`/`Blob` comes from, `channel:NAME` (a BroadcastChannel the page offers it
+    /// on, src/blob_channel.rs) or an object URL. No byte crosses the UI thread. Answered like
+    /// the slices (`Progress`, then `Loaded` or `LoadFailed`); `Cancel`/`Remove` stop it.
     LoadBlob {
         id: FileId,
         name: String,

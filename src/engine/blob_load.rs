@@ -1,5 +1,5 @@
-//! Files the worker reads itself: the page sends an object URL of the picked `File`/`Blob`
-//! (`Request::LoadBlob`), and the worker reads it in slices with `FileReaderSync`, feeding each
+//! Files the worker reads itself: the page hands the picked `File`/`Blob` over on a channel
+//! (`Request::LoadBlob`, src/blob_channel.rs; an object URL works too), and the worker reads it in slices with `FileReaderSync`, feeding each
 //! slice to the same streaming parsers as `LoadChunk`. No byte crosses the UI thread and none is
 //! encoded into a message; memory stays bounded by one slice plus what is parsed.
 //!
@@ -99,7 +99,11 @@ pub async fn load(
         name: name.clone(),
         error,
     };
-    let blob = match crate::engine::inference::web::blob_from_url(&url).await {
+    let blob = match url.strip_prefix(crate::blob_channel::PREFIX) {
+        Some(channel) => crate::blob_channel::receive(channel).await,
+        None => crate::engine::inference::web::blob_from_url(&url).await,
+    };
+    let blob = match blob {
         Ok(b) => b,
         Err(e) => {
             // Removed meanwhile (the page revoked the URL): nothing to say.
@@ -196,7 +200,7 @@ pub async fn load(
         start_ms,
         end_ms,
         phases: vec![
-            ("open (object URL -> Blob)".into(), opened_ms - start_ms),
+            ("open (the Blob from the page)".into(), opened_ms - start_ms),
             ("grow wasm memory".into(), grown_ms - opened_ms),
             ("read (FileReaderSync)".into(), read_ms),
             ("copy into wasm".into(), copy_ms),

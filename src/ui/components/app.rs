@@ -581,9 +581,8 @@ fn main_view() -> Html {
     }
 }
 
-/// Lets the worker read a File or Blob itself through an object URL (src/engine/blob_load.rs):
-/// nothing is read or copied on the UI thread. The URL is revoked once the worker is done with
-/// it (loaded, failed, or the file was removed).
+/// Lets the worker read a File or Blob itself (src/engine/blob_load.rs), handed over on a
+/// channel (src/blob_channel.rs): nothing is read or copied on the UI thread.
 async fn read_in_worker(
     blob: web_sys::Blob,
     id: FileId,
@@ -591,18 +590,19 @@ async fn read_in_worker(
     bridge: &UseReactorBridgeHandle<EvalReactor>,
     acks: &Acks,
 ) -> Result<(), String> {
-    let url = web_sys::Url::create_object_url_with_blob(&blob)
-        .map_err(|_| format!("{name}: could not be opened (no object URL)"))?;
+    // Offered on a channel until the worker is done with it (src/blob_channel.rs).
+    let offer = crate::blob_channel::Offer::new(blob)
+        .map_err(|e| format!("{name}: could not be handed to the worker: {e}"))?;
     let (tx, mut rx) = mpsc::unbounded();
     acks.borrow_mut().insert(id, tx);
     bridge.send(Request::LoadBlob {
         id,
         name,
-        url: url.clone(),
+        url: offer.name().to_string(),
     });
     // Progress arrives here until the entry is dropped (loaded, failed or removed).
     while rx.next().await.is_some() {}
-    let _ = web_sys::Url::revoke_object_url(&url);
+    drop(offer);
     Ok(())
 }
 
