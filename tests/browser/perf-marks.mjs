@@ -33,7 +33,7 @@ export async function timeBreakdown(page, calledAt) {
   const phases = (x) => x.phases.map(([name, ms]) => `      ${name}: ${ms.toFixed(0)} ms`);
   const mib = (b) => `${(b / 2 ** 20).toFixed(0)} MiB`;
   if (load) {
-    lines.push(`${t(load.start_ms)}: the worker starts reading (page -> worker: object URL)`);
+    lines.push(`${t(load.start_ms)}: the worker starts reading (page -> worker: LoadBlob)`);
     lines.push(`${t(load.end_ms)}: loaded, ${(load.end_ms - load.start_ms).toFixed(0)} ms in the worker:`, ...phases(load));
     lines.push(`      wasm memory after loading: ${mib(load.wasm_memory_bytes)}`);
   }
