@@ -9,6 +9,9 @@ use yew_agent::reactor::{reactor, ReactorScope};
 #[reactor(EvalReactor)]
 pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     let mut workspace = Workspace::default();
+    // Before the first request: V8 compiles the parsers' hot loops while the page starts.
+    #[cfg(target_arch = "wasm32")]
+    crate::engine::warm_up::once();
     // Judge jobs run as tasks of their own and report here; the loop forwards their messages
     // between requests.
     #[cfg(target_arch = "wasm32")]
@@ -19,21 +22,27 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     let (judge_out, mut judge_in) = futures::channel::mpsc::unbounded::<Response>();
     #[cfg(not(target_arch = "wasm32"))]
     drop(judge_out);
+    // Requests that arrived while the worker read a file (blob_load.rs), in order.
+    let mut pending = std::collections::VecDeque::<Request>::new();
     loop {
-        let request = match select(scope.next(), judge_in.next()).await {
-            Either::Left((Some(request), _)) => request,
-            Either::Left((None, _)) => return,
-            Either::Right((Some(message), _)) => {
-                if scope.send(message).await.is_err() {
-                    return;
+        let request = if let Some(request) = pending.pop_front() {
+            request
+        } else {
+            match select(scope.next(), judge_in.next()).await {
+                Either::Left((Some(request), _)) => request,
+                Either::Left((None, _)) => return,
+                Either::Right((Some(message), _)) => {
+                    if scope.send(message).await.is_err() {
+                        return;
+                    }
+                    continue;
                 }
-                continue;
+                // Cannot happen while `judge_out` lives; if it did, wait for requests alone.
+                Either::Right((None, _)) => match scope.next().await {
+                    Some(request) => request,
+                    None => return,
+                },
             }
-            // Cannot happen while `judge_out` lives; if it did, wait for requests alone.
-            Either::Right((None, _)) => match scope.next().await {
-                Some(request) => request,
-                None => return,
-            },
         };
         let responses = match request {
             // The utility task's GGUF: its metadata read from the picked file's Blob.
@@ -53,12 +62,25 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                 jobs.cancel_all();
                 workspace.handle(Request::Clear)
             }
+            // A picked file, read here slice by slice (no byte crosses the UI thread).
+            #[cfg(target_arch = "wasm32")]
+            Request::LoadBlob { id, name, url } => {
+                use crate::engine::blob_load;
+                if !blob_load::load(&mut scope, &mut workspace, &mut pending, id, name, url).await {
+                    return;
+                }
+                vec![]
+            }
             // Scored one run at a time, yielding between runs so progress reaches the page.
             Request::Evaluate(req) => {
                 let generation = req.generation;
+                let clock = EvalClock::start();
                 match workspace.start_evaluation(req) {
                     Ok(mut evaluation) => {
+                        let mut scoring_ms = 0.0;
+                        let mut t = clock.now();
                         while let Some((done, total)) = evaluation.step(&workspace) {
+                            scoring_ms += clock.now() - t;
                             let progress = Response::EvalProgress {
                                 generation,
                                 done,
@@ -68,8 +90,12 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                                 return;
                             }
                             yield_now().await;
+                            t = clock.now();
                         }
-                        vec![Response::Report(Box::new(evaluation.finish(&workspace)))]
+                        let finish = clock.now();
+                        let report = evaluation.finish(&workspace);
+                        let timings = clock.timings(scoring_ms, clock.now() - finish, &report);
+                        vec![Response::Report(Box::new(report)), timings]
                     }
                     Err(error) => vec![Response::EvalFailed { generation, error }],
                 }
@@ -106,6 +132,54 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                 return;
             }
         }
+    }
+}
+
+/// Times an evaluation for `Response::Timings` (the performance test reads them).
+struct EvalClock {
+    start: f64,
+}
+
+impl EvalClock {
+    fn start() -> Self {
+        EvalClock {
+            start: Self::wall(),
+        }
+    }
+
+    fn wall() -> f64 {
+        #[cfg(target_arch = "wasm32")]
+        return crate::engine::blob_load::wall_ms();
+        #[cfg(not(target_arch = "wasm32"))]
+        return 0.0;
+    }
+
+    fn now(&self) -> f64 {
+        Self::wall()
+    }
+
+    /// Scoring summed over the runs; the rest (significance, tables of the report) after it.
+    fn timings(
+        &self,
+        scoring_ms: f64,
+        report_ms: f64,
+        report: &crate::protocol::Report,
+    ) -> Response {
+        let end = Self::wall();
+        #[cfg(target_arch = "wasm32")]
+        let wasm_memory_bytes = crate::engine::blob_load::wasm_memory_bytes();
+        #[cfg(not(target_arch = "wasm32"))]
+        let wasm_memory_bytes = 0;
+        Response::Timings(crate::protocol::Timings {
+            what: format!("evaluate {} runs", report.runs.len()),
+            start_ms: self.start,
+            end_ms: end,
+            phases: vec![
+                ("score".into(), scoring_ms),
+                ("report (significance, per-query tables)".into(), report_ms),
+            ],
+            wasm_memory_bytes,
+        })
     }
 }
 

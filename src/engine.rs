@@ -22,6 +22,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 mod answers;
+#[cfg(target_arch = "wasm32")]
+pub mod blob_load;
 #[cfg(test)]
 mod erag_tests;
 pub mod inference;
@@ -32,6 +34,7 @@ pub mod litm_prompts;
 pub mod litm_remote;
 #[cfg(test)]
 mod litm_remote_tests;
+pub mod warm_up;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
 const MAX_TEXT_BYTES: usize = 512 * 1024 * 1024;
@@ -101,6 +104,15 @@ impl Workspace {
             }
             Request::LoadChunk { id, bytes } => self.feed(id, &bytes).into_iter().collect(),
             Request::LoadEnd { id } => self.finish(id).into_iter().collect(),
+            // Read by the worker's main loop (blob_load.rs); here only when something else runs.
+            Request::LoadBlob { id, name, .. } => vec![Response::LoadFailed {
+                id,
+                error: format!(
+                    "{name}: the worker reads files only when no local computation runs; \
+                     load it again when it ends"
+                ),
+                name,
+            }],
             Request::Cancel { id } => {
                 self.loading.remove(&id);
                 vec![]

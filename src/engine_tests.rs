@@ -164,6 +164,26 @@ fn cancel_drops_a_half_loaded_file() {
 }
 
 #[test]
+fn a_file_by_url_outside_the_workers_main_loop_fails_and_keeps_the_rest() {
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);
+    load(&mut ws, 1, "results.test", &data("results.test"), 1 << 22);
+    let before = evaluate(&mut ws, SigTest::PairedT);
+    let out = ws.handle(Request::LoadBlob {
+        id: 2,
+        name: "late.run".into(),
+        url: "blob:x".into(),
+    });
+    let [Response::LoadFailed { id: 2, error, .. }] = &out[..] else {
+        panic!("{out:?}")
+    };
+    assert!(error.starts_with("late.run: "), "{error}");
+    let after = evaluate(&mut ws, SigTest::PairedT);
+    assert_eq!(after.runs.len(), 1);
+    assert_eq!(after.runs[0].means, before.runs[0].means);
+}
+
+#[test]
 fn two_runs_get_holm_corrected_tests_against_the_baseline() {
     let mut ws = Workspace::default();
     load(&mut ws, 0, "qrels.test", &data("qrels.test"), 1 << 22);

@@ -1,7 +1,9 @@
 //! Messages between the UI thread and the evaluation worker.
 //!
-//! Files travel to the worker in slices (`LoadChunk`) and are parsed there as they arrive; the
-//! worker acknowledges each slice, so the UI reads the next one only when the previous one is
+//! A picked file (or one kept in IndexedDB) is handed to the worker on a channel (`LoadBlob`) and
+//! the worker reads it itself, slice by slice. Other files (pasted text, the demo, and files
+//! picked while a local computation runs) travel in slices (`LoadChunk`), parsed as they arrive;
+//! the worker acknowledges each slice, so the UI reads the next one only when the previous one is
 //! parsed and never holds more than one slice of a file. The UI holds only names, summaries and
 //! the (small) evaluation report.
 
@@ -34,6 +36,15 @@ pub enum Request {
     },
     /// The last slice was sent: finish parsing and keep the file.
     LoadEnd { id: FileId },
+    /// A file the worker reads itself, slice by slice (src/engine/blob_load.rs): `url` names
+    /// where the `File`/`Blob` comes from, `channel:NAME` (a BroadcastChannel the page offers it
+    /// on, src/blob_channel.rs) or an object URL. No byte crosses the UI thread. Answered like
+    /// the slices (`Progress`, then `Loaded` or `LoadFailed`); `Cancel`/`Remove` stop it.
+    LoadBlob {
+        id: FileId,
+        name: String,
+        url: String,
+    },
     /// Stop loading a file and drop what was parsed of it.
     Cancel { id: FileId },
     /// Forget a file.
@@ -119,6 +130,23 @@ pub enum Response {
     Litm(litm::LitmEvent),
     /// Estimates, progress and results of LLM judge jobs.
     Judge(judges::JudgeResponse),
+    /// Where the worker's time went (loading a file, an evaluation): named phases in
+    /// milliseconds, for the performance test; the page keeps them in `window.ragscopeTimings`.
+    Timings(Timings),
+}
+
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct Timings {
+    /// `load NAME` or `evaluate`.
+    pub what: String,
+    /// Wall clock (`performance.timeOrigin + now()`, ms) when it started and ended, comparable
+    /// with the page's clock.
+    pub start_ms: f64,
+    pub end_ms: f64,
+    /// (phase, ms spent in it), phases summed over slices or runs.
+    pub phases: Vec<(String, f64)>,
+    /// The worker's wasm linear memory afterwards (it never shrinks: the peak so far).
+    pub wasm_memory_bytes: u64,
 }
 
 /// Said in a context-set file's summary when it holds eRAG outcomes (`ragscope answer --erag`):

@@ -8,6 +8,7 @@ pub mod download;
 pub mod hooks;
 pub mod judge_keys;
 pub mod judges_state;
+pub mod perf_marks;
 pub mod persist;
 pub mod route;
 pub mod state;

@@ -373,6 +373,7 @@ impl Reducible for AppState {
             Action::Worker(Response::Judge(_)) => {}
             // The lost-in-the-middle page has its own bridge and reducer (ui::components::learn::litm_*).
             Action::Worker(Response::Litm(_)) => {}
+            Action::Worker(Response::Timings(_)) => {}
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),
             Action::Notify(message) => s.push_error(message),
             Action::SetTab(t) => s.tab = t,

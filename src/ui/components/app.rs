@@ -132,8 +132,15 @@ fn main_view() -> Html {
         let dispatch = state.dispatcher();
         let judge_dispatch = judges.dispatcher();
         let acks = acks.clone();
+        let cancelled = cancelled.clone();
         use_reactor_bridge::<EvalReactor, _>(move |event| {
             if let ReactorEvent::Output(response) = event {
+                // A file the user removed while it loaded may fail to open once its object URL
+                // is revoked: not an error worth showing.
+                if matches!(&response, Response::LoadFailed { id, .. } if cancelled.borrow().contains(id))
+                {
+                    return;
+                }
                 match &response {
                     Response::Progress { id, .. } => {
                         if let Some(tx) = acks.borrow().get(id) {
@@ -142,6 +149,10 @@ fn main_view() -> Html {
                     }
                     Response::Loaded { id, .. } | Response::LoadFailed { id, .. } => {
                         acks.borrow_mut().remove(id);
+                    }
+                    Response::Timings(t) => crate::ui::perf_marks::record(t),
+                    Response::Report(r) => {
+                        crate::ui::perf_marks::mark(&format!("report {} received", r.generation))
                     }
                     _ => {}
                 }
@@ -188,6 +199,9 @@ fn main_view() -> Html {
         let acks = acks.clone();
         let blobs = blobs.clone();
         let cancelled = cancelled.clone();
+        // A local computation's loop hands other requests to the plain handler, which cannot
+        // read a file by URL: meanwhile files go to the worker in slices from here.
+        let computing = state.compute.running.is_some() || state.compute.answers.running.is_some();
         Callback::from(move |source: FileSource| {
             let id = {
                 let mut n = next_id.borrow_mut();
@@ -210,7 +224,16 @@ fn main_view() -> Html {
                 cancelled.clone(),
             );
             spawn_local(async move {
-                if let Err(error) = stream(source, id, name, &bridge, &acks, &cancelled).await {
+                let result = match source {
+                    FileSource::File(f) if !computing => {
+                        read_in_worker(f.into(), id, name, &bridge, &acks).await
+                    }
+                    FileSource::Stored(_, b) if !computing => {
+                        read_in_worker(b, id, name, &bridge, &acks).await
+                    }
+                    source => stream(source, id, name, &bridge, &acks, &cancelled).await,
+                };
+                if let Err(error) = result {
                     acks.borrow_mut().remove(&id);
                     bridge.send(Request::Cancel { id });
                     dispatch.dispatch(Action::FileReadFailed { id, error });
@@ -556,6 +579,31 @@ fn main_view() -> Html {
             </footer>
         </div>
     }
+}
+
+/// Lets the worker read a File or Blob itself (src/engine/blob_load.rs), handed over on a
+/// channel (src/blob_channel.rs): nothing is read or copied on the UI thread.
+async fn read_in_worker(
+    blob: web_sys::Blob,
+    id: FileId,
+    name: String,
+    bridge: &UseReactorBridgeHandle<EvalReactor>,
+    acks: &Acks,
+) -> Result<(), String> {
+    // Offered on a channel until the worker is done with it (src/blob_channel.rs).
+    let offer = crate::blob_channel::Offer::new(blob)
+        .map_err(|e| format!("{name}: could not be handed to the worker: {e}"))?;
+    let (tx, mut rx) = mpsc::unbounded();
+    acks.borrow_mut().insert(id, tx);
+    bridge.send(Request::LoadBlob {
+        id,
+        name,
+        url: offer.name().to_string(),
+    });
+    // Progress arrives here until the entry is dropped (loaded, failed or removed).
+    while rx.next().await.is_some() {}
+    drop(offer);
+    Ok(())
 }
 
 /// Sends a file to the worker one slice at a time, waiting for each slice to be parsed before
