@@ -3,7 +3,6 @@
 
 pub mod agent;
 pub mod answers_protocol;
-#[cfg(target_arch = "wasm32")]
 pub mod blob_channel;
 #[cfg(target_arch = "wasm32")]
 pub mod blob_source;
