@@ -1,6 +1,8 @@
 // Shared set-up for the end-to-end tests: a static server over the built site (dist/) on
 // loopback and Debian's headless Chromium driven by playwright-core (no browser download).
 import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { readFile, mkdir } from 'node:fs/promises';
 import { extname, join, normalize, resolve } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -100,4 +102,27 @@ export function recordCspViolations(page) {
   const seen = [];
   page.on('console', (m) => { if (/Content Security Policy|Refused to/.test(m.text())) seen.push(m.text()); });
   return seen;
+}
+
+/**
+ * Starts crates/judge's fake LLM provider on a free loopback port with a scenario ("markers",
+ * "shifted", …): the prebuilt binary from RAGSCOPE_FAKE_PROVIDER (what `cargo xtask test` builds),
+ * else `cargo run` in the repository at RAGSCOPE_ROOT. Returns the child and its origin.
+ */
+export async function startFakeProvider(scenario = 'markers') {
+  const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
+  const bin = process.env.RAGSCOPE_FAKE_PROVIDER;
+  const [cmd, args] = bin
+    ? [bin, ['--port', '0', '--scenario', scenario]]
+    : ['cargo', ['run', '--quiet', '-p', 'ragscope-judge', '--features', 'native', '--example', 'fake_provider',
+      '--', '--port', '0', '--scenario', scenario]];
+  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const line = await new Promise((ok, fail) => {
+    child.once('error', fail);
+    child.once('exit', (code) => fail(new Error(`fake_provider exited with ${code}`)));
+    createInterface({ input: child.stdout }).once('line', ok);
+  });
+  const port = Number(line.trim());
+  if (!(port > 0)) throw new Error(`fake_provider printed ${line}`);
+  return { child, origin: `http://127.0.0.1:${port}` };
 }

@@ -13,13 +13,10 @@
 //    page error. Screenshots of the batch state at desktop and phone widths.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { startServer, launch, screenshot, recordCspViolations, artifacts } from './harness.mjs';
+import { startServer, launch, screenshot, recordCspViolations, artifacts, startFakeProvider } from './harness.mjs';
 
-const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
 const fixtures = resolve('fixtures/judge-batch');
 const files = ['topics.tsv', 'passages.jsonl', 'run.txt'].map((f) => join(fixtures, f));
 const KEY = 'sk-ant-e2e-BATCH-51c2';
@@ -30,24 +27,6 @@ const SYNC_QRELS = 'q1 0 d1 3\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d5 1\nq2 0 d6 1\n';
 const BATCH_QRELS = 'q1 0 d1 3\nq1 0 d2 0\nq1 0 d3 2\nq2 0 d5 1\n';
 
 let server, origin, browser, fake, fakeOrigin;
-
-/** Starts the fake provider (a prebuilt binary from RAGSCOPE_FAKE_PROVIDER, else cargo run). */
-async function startFake() {
-  const bin = process.env.RAGSCOPE_FAKE_PROVIDER;
-  const [cmd, args] = bin
-    ? [bin, ['--port', '0', '--scenario', 'markers']]
-    : ['cargo', ['run', '--quiet', '-p', 'ragscope-judge', '--features', 'native', '--example', 'fake_provider',
-      '--', '--port', '0', '--scenario', 'markers']];
-  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise((ok, fail) => {
-    child.once('error', fail);
-    child.once('exit', (code) => fail(new Error(`fake_provider exited with ${code}`)));
-    createInterface({ input: child.stdout }).once('line', ok);
-  });
-  const port = Number(line.trim());
-  assert.ok(port > 0, `fake_provider printed ${line}`);
-  return { child, origin: `http://127.0.0.1:${port}` };
-}
 
 /** What the fake server received, by kind. */
 async function seen() {
@@ -64,7 +43,7 @@ async function seen() {
 
 before(async () => {
   ({ server, origin } = await startServer());
-  ({ child: fake, origin: fakeOrigin } = await startFake());
+  ({ child: fake, origin: fakeOrigin } = await startFakeProvider());
   browser = await launch();
 });
 after(async () => {

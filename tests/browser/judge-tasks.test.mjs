@@ -12,37 +12,18 @@
 // violation, no page error. Screenshots at desktop and phone widths.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { execFileSync } from 'node:child_process';
 import { copyFile, mkdtemp, readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startServer, launch, screenshot, recordCspViolations, shared } from './harness.mjs';
+import { startServer, launch, screenshot, recordCspViolations, shared, startFakeProvider } from './harness.mjs';
 
 const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
 const fixtures = resolve('fixtures/judge-tasks');
 const nz = (f) => join(shared, 'data/nuggetizer', f);
 
 let server, origin, browser, fake, fakeOrigin, cli, tmp;
-
-/** Starts the fake provider (a prebuilt binary from RAGSCOPE_FAKE_PROVIDER, else cargo run). */
-async function startFake() {
-  const bin = process.env.RAGSCOPE_FAKE_PROVIDER;
-  const [cmd, args] = bin
-    ? [bin, ['--port', '0', '--scenario', 'markers']]
-    : ['cargo', ['run', '--quiet', '-p', 'ragscope-judge', '--features', 'native', '--example', 'fake_provider',
-      '--', '--port', '0', '--scenario', 'markers']];
-  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise((ok, fail) => {
-    child.once('error', fail);
-    child.once('exit', (code) => fail(new Error(`fake_provider exited with ${code}`)));
-    createInterface({ input: child.stdout }).once('line', ok);
-  });
-  const port = Number(line.trim());
-  assert.ok(port > 0, `fake_provider printed ${line}`);
-  return { child, origin: `http://127.0.0.1:${port}` };
-}
 
 async function fakeRequests() {
   const r = await fetch(`${fakeOrigin}/__fake/requests`);
@@ -54,7 +35,7 @@ before(async () => {
   if (!existsSync(cli)) execFileSync('cargo', ['build', '-p', 'ragscope-cli'], { cwd: root, stdio: 'inherit' });
   tmp = await mkdtemp(join(tmpdir(), 'ragscope-judge-tasks-'));
   ({ server, origin } = await startServer());
-  ({ child: fake, origin: fakeOrigin } = await startFake());
+  ({ child: fake, origin: fakeOrigin } = await startFakeProvider());
   browser = await launch();
 });
 after(async () => {

@@ -15,15 +15,13 @@
 // at desktop and phone widths (target/e2e-artifacts/litm-remote-*.png).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
-import { createInterface } from 'node:readline';
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
-import { startServer, launch, screenshot, artifacts, shared, skip } from './harness.mjs';
+import { startServer, launch, screenshot, artifacts, shared, skip, startFakeProvider } from './harness.mjs';
 
-const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
 const CLI = resolve(process.env.RAGSCOPE_CLI ?? '../../target/debug/ragscope');
 const K = 3;
 const POSITIONS = [1, 2, 3];
@@ -45,30 +43,13 @@ const QUESTIONS = [
 
 let server, origin, browser, fake, fakeOrigin, dataFile;
 
-async function startFake() {
-  const bin = process.env.RAGSCOPE_FAKE_PROVIDER;
-  const [cmd, args] = bin
-    ? [bin, ['--port', '0', '--scenario', 'markers']]
-    : ['cargo', ['run', '--quiet', '-p', 'ragscope-judge', '--features', 'native', '--example', 'fake_provider',
-      '--', '--port', '0', '--scenario', 'markers']];
-  const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = await new Promise((ok, fail) => {
-    child.once('error', fail);
-    child.once('exit', (code) => fail(new Error(`fake_provider exited with ${code}`)));
-    createInterface({ input: child.stdout }).once('line', ok);
-  });
-  const port = Number(line.trim());
-  assert.ok(port > 0, `fake_provider printed ${line}`);
-  return { child, origin: `http://127.0.0.1:${port}` };
-}
-
 async function fakeCount() {
   return (await (await fetch(`${fakeOrigin}/__fake/requests`)).json()).count;
 }
 
 before(async () => {
   ({ server, origin } = await startServer());
-  ({ child: fake, origin: fakeOrigin } = await startFake());
+  ({ child: fake, origin: fakeOrigin } = await startFakeProvider());
   browser = await launch();
   await mkdir(artifacts, { recursive: true });
   dataFile = join(artifacts, 'litm-remote.json');
