@@ -6,10 +6,8 @@
 //! The database is opened per operation and closed right after, as the judge cache does.
 
 use super::litm_state::Saved;
-use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 use web_sys::{IdbDatabase, IdbRequest, IdbTransactionMode};
 
 const DB: &str = "ragscope-litm";
@@ -25,19 +23,7 @@ fn err(what: &str, e: JsValue) -> String {
 }
 
 async fn done(request: &IdbRequest) -> Result<JsValue, String> {
-    let promise = Promise::new(&mut |resolve, reject| {
-        request.set_onsuccess(Some(&resolve));
-        request.set_onerror(Some(&reject));
-    });
-    JsFuture::from(promise).await.map_err(|_| {
-        request
-            .error()
-            .ok()
-            .flatten()
-            .map(|e| e.message())
-            .unwrap_or_else(|| "IndexedDB request failed".into())
-    })?;
-    request.result().map_err(|e| err("result", e))
+    crate::idb::done(request).await.map_err(|f| f.message(err))
 }
 
 async fn open() -> Result<IdbDatabase, String> {
@@ -45,18 +31,9 @@ async fn open() -> Result<IdbDatabase, String> {
         .indexed_db()
         .map_err(|e| err("open", e))?
         .ok_or("this browser has no IndexedDB")?;
-    let request = factory.open_with_u32(DB, 1).map_err(|e| err("open", e))?;
-    let target = request.clone();
-    let on_upgrade = Closure::once(move |_: web_sys::Event| {
-        if let Ok(db) = target.result().and_then(|r| r.dyn_into::<IdbDatabase>()) {
-            let _ = db.create_object_store(STORE);
-        }
-    });
-    request.set_onupgradeneeded(Some(on_upgrade.as_ref().unchecked_ref()));
-    let db = done(&request).await?;
-    drop(on_upgrade);
-    db.dyn_into::<IdbDatabase>()
-        .map_err(|_| "IndexedDB returned no database".to_string())
+    crate::idb::open(&factory, DB, STORE)
+        .await
+        .map_err(|f| f.message(err))
 }
 
 /// What is saved for `key` (nothing when there is no record or it no longer parses).
