@@ -23,8 +23,8 @@ use crate::protocol::litm::{
 use crate::protocol::Response;
 use ragscope_judge::task::answer::Answer;
 use ragscope_judge::{
-    run_job, ApiKey, Control, Env, Event, ItemKey, Job, JudgeOptions, Price, PriceTable,
-    ProviderConfig, Status,
+    run_job, ApiKey, Control, Env, Event, ItemKey, Job, JudgeOptions, PriceTable, ProviderConfig,
+    Status,
 };
 use std::rc::Rc;
 
@@ -114,22 +114,8 @@ pub fn prepare(
             &user,
         ));
     }
-    let (price, price_note) = match PriceTable::builtin().lookup(kind, &run.remote.model) {
-        Some(p) => (
-            Some(Price {
-                input: p.input,
-                output: p.output,
-            }),
-            format!(
-                "${} in / ${} out per million tokens, as of {}",
-                p.input, p.output, p.as_of
-            ),
-        ),
-        None => (
-            None,
-            format!("{} is not in the price table", run.remote.model.trim()),
-        ),
-    };
+    let (price, price_note) =
+        super::judges::job::price_of(&PriceTable::builtin(), kind, run.remote.model.trim());
     Ok(Prepared {
         job: Job {
             task: Rc::new(task),

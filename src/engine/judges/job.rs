@@ -25,6 +25,28 @@ pub const MAX_CONCURRENCY: u32 = 64;
 /// The utility task's alignment probe: one token generated, then echoed.
 pub const PROBE_REQUESTS: usize = 2;
 
+/// The model's price per million tokens from the built-in table, and the line that says so
+/// (or that the model is not in it).
+pub(crate) fn price_of(
+    prices: &PriceTable,
+    kind: ProviderKind,
+    model: &str,
+) -> (Option<Price>, String) {
+    match prices.lookup(kind, model) {
+        Some(p) => (
+            Some(Price {
+                input: p.input,
+                output: p.output,
+            }),
+            format!(
+                "${} in / ${} out per million tokens, as of {}",
+                p.input, p.output, p.as_of
+            ),
+        ),
+        None => (None, format!("{model} is not in the price table")),
+    }
+}
+
 pub fn kind_of(p: ProviderChoice) -> ProviderKind {
     match p {
         ProviderChoice::Anthropic => ProviderKind::Anthropic,
@@ -92,19 +114,7 @@ impl Workspace {
 
         let built = self.build_task(&spec.inputs, &spec.model)?;
         let prices = PriceTable::builtin();
-        let (price, price_note) = match prices.lookup(kind, &spec.model) {
-            Some(p) => (
-                Some(Price {
-                    input: p.input,
-                    output: p.output,
-                }),
-                format!(
-                    "${} in / ${} out per million tokens, as of {}",
-                    p.input, p.output, p.as_of
-                ),
-            ),
-            None => (None, format!("{} is not in the price table", spec.model)),
-        };
+        let (price, price_note) = price_of(&prices, kind, &spec.model);
         if spec.max_cost.is_some() && price.is_none() {
             return Err(format!(
                 "a maximum cost needs the model's price, and {} is not in the price table: \
