@@ -800,6 +800,15 @@ fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
             "–".into()
         }
     };
+    // p(NO-RESPONSE) of a small model or of a bound is often below 0.001: three significant
+    // digits then, not "0.000".
+    let fp = |v: f64| {
+        if v > 0.0 && v < 1e-3 {
+            format!("{v:.2e}")
+        } else {
+            f(v)
+        }
+    };
     html! {
         // Focusable: it scrolls sideways on narrow screens (keyboard users scroll it too).
         <div class="table-wrap" tabindex="0" role="region" aria-label="Results by position (scrolls sideways)">
@@ -821,8 +830,8 @@ fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
                                 _ => f(r.accuracy),
                             } }</td>
                             <td data-bound={r.p_bound.to_string()}>{ match r.p_no_response {
-                                Some(p) if r.p_bound => format!("≤ {}", f(p)),
-                                Some(p) => f(p),
+                                Some(p) if r.p_bound => format!("≤ {}", fp(p)),
+                                Some(p) => fp(p),
                                 None => "–".into(),
                             } }</td>
                             <td>{ f(r.ndcg) }</td><td>{ f(r.map) }</td><td>{ f(r.mrr) }</td>
