@@ -35,6 +35,8 @@ pub mod litm_remote;
 #[cfg(test)]
 mod litm_remote_p_tests;
 #[cfg(test)]
+mod litm_remote_server_tests;
+#[cfg(test)]
 mod litm_remote_tests;
 pub mod warm_up;
 

@@ -409,3 +409,63 @@ fn anthropic_and_gemini_give_no_p_and_say_why() {
         assert!(server_prompts(&ws, &r).unwrap().is_none());
     }
 }
+
+#[test]
+fn the_served_models_gguf_read_as_the_page_reads_it_gives_exact_values() {
+    let path = format!(
+        "{}/crates/infer/tests/fixtures/llama-f32.gguf",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut ws = Workspace::default();
+    let crate::protocol::judges::JudgeResponse::GgufRead { result, .. } = ws.read_judge_gguf(
+        7,
+        "llama-f32.gguf",
+        &ragscope_infer::gguf::VecSource::new(bytes),
+    ) else {
+        panic!()
+    };
+    result.unwrap();
+    let server = FakeServer::start(fake::markers()).unwrap();
+    let r = remote_run(
+        &server.url(),
+        vec![question("a", "Paris", EXACT, "")],
+        UtilityTemplate::Gguf {
+            id: 7,
+            name: "llama-f32.gguf".into(),
+        },
+    );
+    let p = prepare(r.clone(), None, false, server_prompts(&ws, &r).unwrap()).unwrap();
+    let env = env_of(&p, &Rc::new(MemoryCache::new()));
+    let out = RefCell::new(Vec::new());
+    block_on(run(
+        p,
+        env,
+        Control::new(),
+        || 0.0,
+        |e| out.borrow_mut().push(e),
+    ));
+    let out = out.into_inner();
+    assert!(
+        matches!(out.last(), Some(LitmEvent::Done { .. })),
+        "{out:?}"
+    );
+    // The probe's 2, 3 passages, 3 contexts (all echoed), 3 answers.
+    assert_eq!(server.request_count(), 11);
+    let items = items_of(&out);
+    assert_eq!(items.len(), 3);
+    for position in 1..=K {
+        let i = item(&items, "a", position);
+        assert!((i.udcg.unwrap() - expected_udcg(EXACT, position)).abs() < 1e-12);
+        let first = context_of(position)[0];
+        assert!((i.p_no_response.unwrap() - EXACT[first].unwrap().exp()).abs() < 1e-12);
+    }
+    // A GGUF no longer read is refused before anything is sent.
+    let mut stale = r.clone();
+    stale.utility = Some(UtilityTemplate::Gguf {
+        id: 3,
+        name: "old.gguf".into(),
+    });
+    let e = server_prompts(&ws, &stale).err().unwrap();
+    assert!(e.contains("old.gguf") && e.contains("pick it again"), "{e}");
+}

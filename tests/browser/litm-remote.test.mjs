@@ -279,6 +279,56 @@ test('a remote LLM answers the contexts: accuracy by the rule, failures shown, m
   await context.close();
 });
 
+test('with the served model\'s GGUF picked, p(NO-RESPONSE) is exact: /completions echo after the probe', async (t) => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  const requests = [];
+  context.on('request', (r) => requests.push(r.url()));
+  const before = await fakeCount();
+  await setUp(page);
+  // The tiny oracle model's GGUF: its chat template and tokenizer (metadata read by the worker).
+  const gguf = resolve(process.env.RAGSCOPE_INFER_FIXTURES ?? '../../crates/infer/tests/fixtures', 'llama-f32.gguf');
+  await page.setInputFiles('#litm-remote-gguf', gguf);
+  await page.waitForFunction(() => /Exact scoring \(echo\)/.test(document.querySelector('#litm-remote-gguf-info')?.textContent ?? ''));
+  assert.equal(await page.$eval('#litm-remote-utility', (x) => x.dataset.exact), 'true');
+  // 9 answers, 9 passages alone, 9 contexts, and the probe's 2 requests.
+  const e = await estimate(page);
+  assert.equal(e.requests, 29, e.text);
+  assert.match(e.text, /of them 20 for p\(NO-RESPONSE\)/);
+  assert.match(await page.$eval('#litm-remote-scoring', (x) => x.textContent), /exact: \/completions echo/);
+  assert.equal(await fakeCount() - before, 0, 'no request before Start');
+  await page.click('#litm-run');
+  await page.waitForFunction(() => /Done in/.test(document.querySelector('#litm-message')?.textContent ?? '')
+    || document.querySelector('#litm-error'), null, { timeout: 120_000 });
+  assert.equal(await page.$('#litm-error'), null, await page.$eval('#litm-error', (x) => x.textContent).catch(() => ''));
+  assert.equal(await fakeCount() - before, 29);
+  assert.equal(await page.$eval('#litm-utility-failed', (x) => x.dataset.failed), '4');
+  const items = parseCsv(await download(page, '#litm-export-items'));
+  assert.equal(items.length, 6);
+  for (const i of items) {
+    const q = QUESTIONS.find((x) => x.qid === i.qid);
+    const want = Math.exp(q.lp[contextOf(q, Number(i.position))[0]]);
+    assert.ok(Math.abs(Number(i.p_no_response) - want) <= 1e-12, `p of ${i.qid} at ${i.position}: ${i.p_no_response} vs ${want}`);
+  }
+  const summary = parseCsv(await download(page, '#litm-export-csv'));
+  const want = existsSync(CLI) ? cliMetrics(new Set(items.map((i) => i.qid)), QUESTIONS, POSITIONS, K, 'echo-cli') : null;
+  if (!want) skip(t, `the CLI comparison (no ${CLI})`);
+  for (const row of summary) {
+    assert.equal(row.udcg_missing, '0');
+    if (want) {
+      const m = want.get(Number(row.position));
+      assert.ok(Math.abs(Number(row.udcg) - m.UDCG) <= 1e-12, `UDCG at ${row.position}: page ${row.udcg}, CLI ${m.UDCG}`);
+    }
+  }
+  assert.deepEqual(errors.filter((x) => !/400 \(Bad Request\)/.test(x)), []);
+  const outside = requests.filter((u) => !u.startsWith(origin) && !u.startsWith(fakeOrigin) && !u.startsWith('blob:') && !u.startsWith('data:'));
+  assert.deepEqual(outside, []);
+  assert.ok(requests.some((u) => u === `${fakeOrigin}/v1/completions`), 'the echo goes to /v1/completions');
+  await context.close();
+});
+
 test('a UDCG reference JSON as the data: no accuracy ("n/a"), every metric per position equals the CLI', async (t) => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
