@@ -272,6 +272,16 @@ test('a remote LLM answers the contexts: accuracy by the rule, failures shown, m
     + `Question: ${q0.question}\nAnswer:\n`);
   assert.equal(await fakeCount(), 27, 'an estimate sends nothing');
 
+  // Anthropic and Gemini: no p(NO-RESPONSE), and the page says why; no whole-context option.
+  for (const [provider, why] of [['anthropic', /Anthropic's Messages API returns no log-probabilities/], ['gemini', /Gemini provider does not request log-probabilities/]]) {
+    await page.selectOption('#litm-remote-provider', provider);
+    await page.fill('#litm-remote-model', 'some-model');
+    await page.waitForSelector('#litm-remote-no-p');
+    assert.match(await page.$eval('#litm-remote-no-p', (x) => x.textContent), why);
+    assert.equal(await page.$('#litm-context-p'), null);
+    assert.equal(await page.$('#litm-remote-utility'), null);
+  }
+
   assert.deepEqual(errors.filter((x) => !/400 \(Bad Request\)/.test(x)), []);
   const outside = requests.filter((u) => !u.startsWith(origin) && !u.startsWith(fakeOrigin) && !u.startsWith('blob:') && !u.startsWith('data:'));
   assert.deepEqual(outside, []);

@@ -3,7 +3,10 @@
 //! engine is src/engine/inference/litm.rs), or with a remote LLM through the Judges layer (the
 //! Judges page's provider settings; src/engine/litm_remote.rs): one relevant passage moved through a context of
 //! distractors; per position, answer accuracy with a bootstrap band, p(NO-RESPONSE), and nDCG,
-//! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. Results are
+//! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. A remote
+//! OpenAI-compatible model gives p(NO-RESPONSE) through crates/judge's utility task (top 20
+//! logprobs: a value or only a bound, shown "≤ x" and never used for UDCG; the served model's
+//! GGUF picked: exact, echo); Anthropic and Gemini give none, and the page says why. Results are
 //! kept in IndexedDB per (model, data, k, position), so a reload resumes.
 
 use super::litm_cache;
