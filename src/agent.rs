@@ -110,7 +110,7 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             }
             #[cfg(target_arch = "wasm32")]
             Request::Litm(r) if r.is_remote() => {
-                remote.handle(r, &judge_out);
+                remote.handle(&workspace, r, &judge_out);
                 vec![]
             }
             // The lost-in-the-middle page: one context per step (cancel between steps). Cancel

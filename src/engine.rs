@@ -33,6 +33,10 @@ pub mod judges;
 pub mod litm_prompts;
 pub mod litm_remote;
 #[cfg(test)]
+mod litm_remote_p_tests;
+#[cfg(test)]
+mod litm_remote_server_tests;
+#[cfg(test)]
 mod litm_remote_tests;
 pub mod warm_up;
 

@@ -107,6 +107,8 @@ fn remote_run(tasks: Vec<(usize, usize)>) -> RemoteRun {
         max_tokens: 32,
         concurrency: 2,
         prompt: Default::default(),
+        utility: None,
+        context_p: false,
     }
 }
 
@@ -124,7 +126,7 @@ fn env(t: Rc<FirstDocReader>, cache: Rc<MemoryCache>, p: &super::litm_remote::Pr
 }
 
 fn events(t: &Rc<FirstDocReader>, cache: &Rc<MemoryCache>) -> Vec<LitmEvent> {
-    let p = prepare(remote_run(all_tasks()), None, false).unwrap();
+    let p = prepare(remote_run(all_tasks()), None, false, None).unwrap();
     let env = env(t.clone(), cache.clone(), &p);
     let out = RefCell::new(Vec::new());
     block_on(run(
@@ -200,7 +202,7 @@ fn answers_are_scored_failures_reported_and_a_rerun_sends_nothing() {
     assert_eq!(*t.sent.borrow(), 9);
 
     // The estimate counts the cache; a rerun sends only what failed.
-    let p = prepare(remote_run(all_tasks()), None, true).unwrap();
+    let p = prepare(remote_run(all_tasks()), None, true, None).unwrap();
     let e = env(t.clone(), cache.clone(), &p);
     match block_on(estimate(&p, &e)) {
         LitmEvent::RemoteEstimate(x) => {
@@ -227,7 +229,7 @@ fn answers_are_scored_failures_reported_and_a_rerun_sends_nothing() {
 }
 
 fn refused(r: &RemoteRun) -> String {
-    match prepare(r.clone(), None, false) {
+    match prepare(r.clone(), None, false, None) {
         Err(e) => e,
         Ok(_) => panic!("accepted"),
     }
@@ -245,14 +247,14 @@ fn bad_settings_are_refused_before_anything_is_sent() {
     r.remote.provider = ProviderChoice::OpenAi;
     assert!(refused(&r).contains("API key"));
     // The estimate needs no key.
-    assert!(prepare(r, None, true).is_ok());
+    assert!(prepare(r, None, true, None).is_ok());
 }
 
 #[test]
 fn a_cancelled_run_sends_nothing_more_and_reports_no_failure() {
     let t = Rc::new(FirstDocReader::default());
     let cache = Rc::new(MemoryCache::new());
-    let p = prepare(remote_run(all_tasks()), None, false).unwrap();
+    let p = prepare(remote_run(all_tasks()), None, false, None).unwrap();
     let env = env(t.clone(), cache, &p);
     let control = Control::new();
     control.cancel();

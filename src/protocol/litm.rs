@@ -3,7 +3,7 @@
 //! context per step, so progress and cancel answer between contexts.
 
 use super::compute::{BackendChoice, BackendInfo};
-use super::judges::{ProviderChoice, Secret};
+use super::judges::{ProviderChoice, Secret, UtilityTemplate};
 use serde::{Deserialize, Serialize};
 
 /// A remote LLM as the model of the experiment (the Judges page's provider settings): each
@@ -84,6 +84,17 @@ pub struct RemoteRun {
     pub concurrency: u32,
     #[serde(default)]
     pub prompt: LitmPrompt,
+    /// p(NO-RESPONSE) of each passage alone (UDCG's utilities) through crates/judge's utility
+    /// task, read as the template says (none: the chat endpoint's top 20 logprobs, exact when
+    /// listed, else only an upper bound; the served model's GGUF: `/completions` echo, exact,
+    /// after the alignment probe). `None`: no p(NO-RESPONSE) at all (a provider that returns no
+    /// log-probabilities).
+    #[serde(default)]
+    pub utility: Option<UtilityTemplate>,
+    /// Also p(NO-RESPONSE) of each whole context (one utility call per context; only under the
+    /// UDCG paper's prompt, the one that asks for NO-RESPONSE).
+    #[serde(default)]
+    pub context_p: bool,
 }
 
 /// What a remote run would send (cached requests excluded), before Start.
@@ -100,6 +111,13 @@ pub struct RemoteEstimate {
     pub endpoint: String,
     /// The first context's prompt as the provider receives it.
     pub first_prompt: String,
+    /// Of `requests`: the utility calls (p(NO-RESPONSE) of passages and contexts) not in the
+    /// judge cache, and the alignment probe's requests (exact scoring).
+    #[serde(default)]
+    pub utility_requests: usize,
+    /// How p(NO-RESPONSE) is read, in words (empty: not at all).
+    #[serde(default)]
+    pub scoring: String,
 }
 
 /// One question: its passages in the data's order, the relevant one at `gold_index`.
@@ -177,10 +195,23 @@ pub struct LitmItem {
     pub map: f64,
     pub mrr: f64,
     pub precision: f64,
-    /// `None` when the model gave no p(NO-RESPONSE) of the passages (a remote model).
+    /// `None` when the model gave no p(NO-RESPONSE) of the passages (a remote model), or not
+    /// an exact one of each (`udcg_missing` says why).
     pub udcg: Option<f64>,
     /// Of the local model's tokenizer; 0 for a remote model (the provider counts its own).
     pub prompt_tokens: usize,
+    /// `p_no_response` is only an upper bound (a remote chat endpoint's top 20 logprobs did not
+    /// list NO-RESPONSE's first token): shown as "≤ x", never used as a value.
+    #[serde(default)]
+    pub p_bound: bool,
+    /// Why `udcg` is not computed although passage utilities were asked for (a passage's p
+    /// only bounded, or its utility call failed).
+    #[serde(default)]
+    pub udcg_missing: Option<String>,
+    /// A utility call of this context failed: the next Start sends the context again (its
+    /// answer and the calls that succeeded come from the judge cache, unpaid).
+    #[serde(default)]
+    pub retry: bool,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
@@ -208,6 +239,13 @@ pub enum LitmEvent {
     ItemFailed {
         qid: String,
         position: usize,
+        error: String,
+    },
+    /// A remote utility call (p(NO-RESPONSE) of a passage alone, or of a whole context) that
+    /// failed after its retries: counted and shown, never replaced by a number. `what` names it.
+    UtilityFailed {
+        qid: String,
+        what: String,
         error: String,
     },
     RemoteEstimate(RemoteEstimate),

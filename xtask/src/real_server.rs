@@ -2,7 +2,8 @@
 //! `python -m llama_cpp.server` (from the venv tests/oracle/server/.venv, made here from its
 //! pinned requirements) serving the cached SmolLM2-135M Q4_1 model, driven by
 //! crates/cli/tests/judge_utility_server.rs (`judge utility` against the local engine, the
-//! alignment probe's refusal, a short `judge umbrela` run).
+//! alignment probe's refusal, a short `judge umbrela` run) and src/engine/litm_remote_server_tests.rs
+//! (the lost-in-the-middle page's remote p(NO-RESPONSE) against the local engine's).
 //!
 //! When the venv cannot be made (no PyPI, no compiler for llama-cpp-python's source build) or the
 //! model is not cached, the step prints `SKIPPED: <reason>` and the suite's summary says it was
@@ -32,6 +33,18 @@ pub fn test() -> Result<Option<String>> {
             "ragscope-cli",
             "--test",
             "judge_utility_server",
+            "--",
+            "--nocapture",
+        ])
+        .env("RAGSCOPE_LLAMA_SERVER_PYTHON", &python))?;
+    // The lost-in-the-middle page's remote p(NO-RESPONSE) (exact, echo) against the local engine.
+    run(cmd::cargo()
+        .args([
+            "test",
+            "-p",
+            "ragscope-web",
+            "--lib",
+            "litm_remote_server",
             "--",
             "--nocapture",
         ])

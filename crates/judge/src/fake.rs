@@ -46,7 +46,11 @@
 //! carries `answer=X`, the fake is a reader that looks at the **first** passage only: the reply is
 //! X when the first `FAKE{...}` block of the request holds `answer=X`, else `NO-RESPONSE`. With
 //! `FAKE{answer=...}` in each gold passage and a `FAKE{...}` block in every distractor, a context
-//! is answered correctly exactly when its gold passage comes first.
+//! is answered correctly exactly when its gold passage comes first. A request that asks for
+//! log-probabilities (the utility task) gets the fake model's instead (below), `answer=` or not:
+//! `lp=X` in a passage then sets p(NO-RESPONSE) of that passage alone (and of a whole context,
+//! the first `lp` of its prompt), and `lpfail` answers such a request 400 (the answers are not
+//! affected).
 //!
 //! The three batch APIs are served too, in memory (see `fake/batch.rs`): requests inside a batch
 //! get the replies above, plus `batcherror` (a per-request error) and `batchexpired`.
@@ -661,6 +665,18 @@ pub fn markers() -> Script {
                 headers: Vec::new(),
                 body: "{\"choices\": [{\"message\": {\"content\": \"##final sc".into(),
             }
+        } else if let Some(a) = utility_reply(r, &ds, false) {
+            // Asked for log-probabilities (the utility task, also on a lost-in-the-middle
+            // passage that carries `answer=`): the fake model's, not the reader's answer;
+            // `lpfail` fails these requests only (400), not the answers.
+            if get("lpfail").is_some() {
+                return Action::Error {
+                    status: 400,
+                    code: "invalid_request_error".into(),
+                    headers: Vec::new(),
+                };
+            }
+            a
         } else if get("answer").is_some() {
             let first = r
                 .body
@@ -672,8 +688,6 @@ pub fn markers() -> Script {
                 .find(|(k, _)| k == "answer")
                 .map_or_else(|| "NO-RESPONSE".to_string(), |(_, v)| v);
             text(answer)
-        } else if let Some(a) = utility_reply(r, &ds, false) {
-            a
         } else if let Some(a) = task_reply(r, &ds) {
             a
         } else {

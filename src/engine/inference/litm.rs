@@ -341,6 +341,9 @@ pub fn item_of(
         precision,
         udcg: utilities.map(|_| udcg),
         prompt_tokens,
+        p_bound: false,
+        udcg_missing: None,
+        retry: false,
     }
 }
 
@@ -422,7 +425,7 @@ impl Workspace {
     /// Natively (tests, and the reactor off the browser): the whole experiment on the CPU.
     pub(in crate::engine) fn handle_litm(&mut self, request: LitmRequest) -> Vec<Response> {
         if request.is_remote() {
-            return crate::engine::litm_remote::handle_now(request);
+            return crate::engine::litm_remote::handle_now(self, request);
         }
         if matches!(request, LitmRequest::Cancel) {
             return self

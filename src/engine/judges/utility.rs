@@ -55,7 +55,10 @@ impl Workspace {
         JudgeResponse::GgufRead { id, result }
     }
 
-    fn server_prompts(&self, template: &UtilityTemplate) -> Result<ServerPrompts, String> {
+    pub(crate) fn server_prompts(
+        &self,
+        template: &UtilityTemplate,
+    ) -> Result<ServerPrompts, String> {
         let prompt = PromptTemplate::default();
         Ok(match template {
             UtilityTemplate::None => ServerPrompts::chat_only(prompt),

@@ -96,30 +96,43 @@ impl ServerPrompts {
         }
     }
 
-    fn messages(&self, question: &str, text: &str) -> [ChatMessage; 2] {
-        [
-            ChatMessage::new("system", &self.prompt.system),
-            ChatMessage::new("user", &self.prompt.user_message(question, text)),
-        ]
-    }
-
     /// What is sent for one passage (`item` names it in errors). With a tokenizer, the rendered
     /// prompt is the exact token sequence the local engine scores: checked by encoding it with
     /// the token appended; a leading BOS is left to the server when the model adds one itself
     /// (else it would be doubled).
     pub fn prompt(&self, question: &str, text: &str, item: &str) -> Result<Prompt, String> {
+        self.prompt_of_user(self.prompt.user_message(question, text), item)
+    }
+
+    /// [`ServerPrompts::prompt`] of a whole context: one "Document: …" line per passage, as
+    /// the local engine's answer prompt (`PromptTemplate::user_message_docs`), whose
+    /// p(NO-RESPONSE) is the context's.
+    pub fn prompt_docs(
+        &self,
+        question: &str,
+        texts: &[&str],
+        item: &str,
+    ) -> Result<Prompt, String> {
+        self.prompt_of_user(self.prompt.user_message_docs(question, texts), item)
+    }
+
+    fn prompt_of_user(&self, user: String, item: &str) -> Result<Prompt, String> {
         let Some(chat) = &self.chat else {
             return Ok(Prompt::Chat {
                 system: self.prompt.system.clone(),
-                user: self.prompt.user_message(question, text),
+                user,
             });
         };
         let (bos, eos) = match &self.tokenizer {
             Some(t) => (t.bos_text(), t.eos_text()),
             None => ("", ""),
         };
+        let messages = [
+            ChatMessage::new("system", &self.prompt.system),
+            ChatMessage::new("user", &user),
+        ];
         let rendered = chat
-            .render(&self.messages(question, text), true, bos, eos)
+            .render(&messages, true, bos, eos)
             .map_err(|e| format!("{item}: {e}"))?;
         let (Some(tok), Some((id, first))) = (&self.tokenizer, &self.first) else {
             return Ok(Prompt::Rendered(rendered));

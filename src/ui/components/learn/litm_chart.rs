@@ -85,6 +85,8 @@ pub fn measured_chart(props: &MeasuredProps) -> Html {
     let value = |r: &PositionSummary, s: usize| -> Option<f64> {
         let v = match s {
             0 => r.accuracy,
+            // An upper bound is not a value: not plotted (the table shows it as "≤ x").
+            1 if r.p_bound => return None,
             1 => r.p_no_response?,
             2 => r.ndcg,
             3 => r.map,

@@ -26,13 +26,13 @@ pub fn summary_csv(s: &LitmState) -> String {
     let model = s.model_name().unwrap_or_default();
     let model = model.as_str();
     let mut out = String::from(
-        "model,data,k,position,questions,failed,accuracy,accuracy_ci95_low,accuracy_ci95_high,abstain,p_no_response,ndcg,map,mrr,precision,udcg\n",
+        "model,data,k,position,questions,failed,accuracy,accuracy_ci95_low,accuracy_ci95_high,abstain,p_no_response,ndcg,map,mrr,precision,udcg,udcg_missing\n",
     );
     for r in s.summary() {
         let (lo, hi) = r.band.unwrap_or((f64::NAN, f64::NAN));
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             csv_field(model),
             csv_field(&s.data_key()),
             s.k,
@@ -43,15 +43,25 @@ pub fn summary_csv(s: &LitmState) -> String {
             num(lo),
             num(hi),
             num(r.abstain),
-            r.p_no_response.map(num).unwrap_or_default(),
+            p_field(r.p_no_response, r.p_bound),
             num(r.ndcg),
             num(r.map),
             num(r.mrr),
             num(r.precision),
-            num(r.udcg)
+            num(r.udcg),
+            r.udcg_missing
         );
     }
     out
+}
+
+/// p(NO-RESPONSE), or `<=p` when it is only an upper bound (`ragscope judge utility`'s form,
+/// which no utilities reader takes for a value); empty when there is none.
+fn p_field(p: Option<f64>, bound: bool) -> String {
+    match p {
+        Some(p) if p.is_finite() => ragscope_judge::task::utility::format_probability(p, !bound),
+        _ => String::new(),
+    }
 }
 
 fn csv_field(s: &str) -> String {
@@ -65,7 +75,7 @@ fn csv_field(s: &str) -> String {
 /// Every computed context of the chosen questions and positions.
 pub fn items_csv(s: &LitmState) -> String {
     let mut out = String::from(
-        "qid,position,answer,correct,abstain,p_no_response,ndcg,map,mrr,precision,udcg,prompt_tokens\n",
+        "qid,position,answer,correct,abstain,p_no_response,ndcg,map,mrr,precision,udcg,prompt_tokens,udcg_missing\n",
     );
     for q in s.chosen() {
         // No gold answers (a UDCG reference JSON): no correctness either.
@@ -74,7 +84,7 @@ pub fn items_csv(s: &LitmState) -> String {
             if let Some(i) = s.items.get(&(q.qid.clone(), p)) {
                 let _ = writeln!(
                     out,
-                    "{},{},{},{},{},{},{},{},{},{},{},{}",
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{}",
                     i.qid,
                     i.position,
                     csv_field(&i.answer),
@@ -84,13 +94,14 @@ pub fn items_csv(s: &LitmState) -> String {
                         String::new()
                     },
                     i.abstain,
-                    i.p_no_response.map(num).unwrap_or_default(),
+                    p_field(i.p_no_response, i.p_bound),
                     num(i.ndcg),
                     num(i.map),
                     num(i.mrr),
                     num(i.precision),
                     i.udcg.map(num).unwrap_or_default(),
-                    i.prompt_tokens
+                    i.prompt_tokens,
+                    csv_field(i.udcg_missing.as_deref().unwrap_or(""))
                 );
             }
         }

@@ -2,6 +2,7 @@
 //! experiment's settings, the results per (question, position) and their summary per position.
 
 use crate::protocol::compute::{BackendChoice, BackendInfo, ComputeEvent, ModelInfo};
+use crate::protocol::judges::{GgufTemplateInfo, JudgeResponse, UtilityTemplate};
 use crate::protocol::litm::{
     LitmEvent, LitmItem, LitmPrompt, LitmQuestion, RemoteEstimate, RemoteModel,
 };
@@ -360,6 +361,13 @@ pub struct LitmState {
     /// Remote calls that failed (after their retries), per (question, position): shown and
     /// counted, never scored, never saved (a later run sends them again).
     pub failed: BTreeMap<(String, usize), String>,
+    /// Remote utility calls (p(NO-RESPONSE)) that failed, per (question, what): shown and
+    /// counted, never replaced by a number; their contexts are sent again by the next Start.
+    pub utility_failed: BTreeMap<(String, String), String>,
+    /// The served model's GGUF for exact p(NO-RESPONSE) of a remote model (its chat template
+    /// and tokenizer, read in the worker): (id, file name), then what the worker read or why not.
+    pub remote_gguf: Option<(u32, String)>,
+    pub remote_gguf_read: Option<Result<GgufTemplateInfo, String>>,
     /// The estimate of a remote run, for the settings stamp it was made for.
     pub estimate: Option<(String, RemoteEstimate)>,
     /// The stamp of an estimate asked for and not yet answered.
@@ -397,6 +405,9 @@ impl Default for LitmState {
             model: None,
             remote: None,
             failed: BTreeMap::new(),
+            utility_failed: BTreeMap::new(),
+            remote_gguf: None,
+            remote_gguf_read: None,
             estimate: None,
             estimating: None,
             estimate_error: None,
@@ -447,6 +458,9 @@ pub enum LitmAction {
     SetRemote(Option<RemoteModel>),
     /// An estimate of a remote run was asked for these settings (their stamp).
     EstimateRequested(String),
+    /// A GGUF was picked (id, file name) for exact p(NO-RESPONSE) of the remote model; `None`:
+    /// back to the chat endpoint's top 20 logprobs.
+    RemoteGguf(Option<(u32, String)>),
     Started,
     /// The saved results were deleted (the shown ones too).
     Forgotten,
@@ -463,8 +477,16 @@ impl LitmState {
         };
         if self.source == ModelSource::Remote {
             let r = self.remote.as_ref()?;
+            // How p(NO-RESPONSE) is read changes the results (a bound or a value).
+            let p = match self.remote_utility() {
+                None => String::new(),
+                Some(UtilityTemplate::Gguf { name, .. }) => {
+                    format!("|p=echo:{name}|cp={}", self.context_p)
+                }
+                Some(_) => format!("|p=top20|cp={}", self.context_p),
+            };
             return Some(format!(
-                "remote|{}|{}|k={}{prompt}",
+                "remote|{}|{}|k={}{prompt}{p}",
                 r.name(),
                 self.data_key(),
                 self.k
@@ -521,6 +543,34 @@ impl LitmState {
         }
     }
 
+    /// How a remote run reads p(NO-RESPONSE): `None` for a provider that gives no
+    /// log-probabilities; the GGUF read for exact (echo) scoring; else the chat endpoint's top 20.
+    pub fn remote_utility(&self) -> Option<UtilityTemplate> {
+        let r = self.remote.as_ref()?;
+        if crate::engine::litm_remote::no_logprobs_reason(r.provider).is_some() {
+            return None;
+        }
+        Some(match (&self.remote_gguf, &self.remote_gguf_read) {
+            (Some((id, name)), Some(Ok(info)))
+                if info.id == *id
+                    && r.provider == crate::protocol::judges::ProviderChoice::OpenAiCompatible =>
+            {
+                UtilityTemplate::Gguf {
+                    id: *id,
+                    name: name.clone(),
+                }
+            }
+            _ => UtilityTemplate::None,
+        })
+    }
+
+    /// Whether a result still has to be (re)computed: not there, or a utility call of it failed.
+    pub fn to_do(&self, qid: &str, position: usize) -> bool {
+        self.items
+            .get(&(qid.to_string(), position))
+            .is_none_or(|i| i.retry)
+    }
+
     /// The current remote estimate, if it was made for `stamp`.
     pub fn estimate_for(&self, stamp: &str) -> Option<&RemoteEstimate> {
         self.estimate
@@ -533,6 +583,7 @@ impl LitmState {
         self.utilities.clear();
         self.items.clear();
         self.failed.clear();
+        self.utility_failed.clear();
         self.estimate = None;
         self.spent = None;
         self.cached = 0;
@@ -594,11 +645,15 @@ pub struct PositionSummary {
     pub band: Option<(f64, f64)>,
     pub abstain: f64,
     pub p_no_response: Option<f64>,
+    /// `p_no_response` is only an upper bound (the mean of values some of which are bounds).
+    pub p_bound: bool,
     pub ndcg: f64,
     pub map: f64,
     pub mrr: f64,
     pub precision: f64,
     pub udcg: f64,
+    /// Contexts whose UDCG is not computed (a passage's p only bounded, or its call failed).
+    pub udcg_missing: usize,
 }
 
 fn mean(x: impl Iterator<Item = f64>) -> f64 {
@@ -625,6 +680,9 @@ impl PositionSummary {
             abstain: mean(items.iter().map(|i| f64::from(u8::from(i.abstain)))),
             p_no_response: (!ps.is_empty() && ps.len() == items.len())
                 .then(|| mean(ps.iter().copied())),
+            // A mean of upper bounds (and values) bounds the mean.
+            p_bound: items.iter().any(|i| i.p_bound && i.p_no_response.is_some()),
+            udcg_missing: items.iter().filter(|i| i.udcg_missing.is_some()).count(),
             ndcg: mean(items.iter().map(|i| i.ndcg)),
             map: mean(items.iter().map(|i| i.map)),
             mrr: mean(items.iter().map(|i| i.mrr)),
@@ -721,6 +779,20 @@ impl Reducible for LitmState {
                     }
                 }
             }
+            LitmAction::RemoteGguf(g) if !s.running => {
+                if g != s.remote_gguf {
+                    s.remote_gguf = g;
+                    s.remote_gguf_read = None;
+                    s.clear_results();
+                }
+            }
+            // Only the GGUF picked last counts (an earlier read may answer late).
+            LitmAction::Worker(Response::Judge(JudgeResponse::GgufRead { id, result }))
+                if s.remote_gguf.as_ref().is_some_and(|(g, _)| *g == id) =>
+            {
+                s.remote_gguf_read = Some(result);
+                s.clear_results();
+            }
             LitmAction::EstimateRequested(stamp) => {
                 s.estimating = Some(stamp);
                 s.estimate_error = None;
@@ -745,6 +817,7 @@ impl Reducible for LitmState {
                 s.spent = None;
                 // The contexts that failed are sent again.
                 s.failed.clear();
+                s.utility_failed.clear();
             }
             LitmAction::Worker(Response::Compute(event)) => match event {
                 ComputeEvent::ModelOpened(info) => {
@@ -775,6 +848,9 @@ impl Reducible for LitmState {
                     error,
                 } => {
                     s.failed.insert((qid, position), error);
+                }
+                LitmEvent::UtilityFailed { qid, what, error } => {
+                    s.utility_failed.insert((qid, what), error);
                 }
                 LitmEvent::RemoteEstimate(e) => {
                     if let Some(stamp) = s.estimating.take() {
@@ -999,6 +1075,9 @@ mod tests {
             precision: 0.25,
             udcg: None,
             prompt_tokens: 1,
+            p_bound: false,
+            udcg_missing: None,
+            retry: false,
         }
     }
 
@@ -1017,6 +1096,9 @@ mod tests {
             precision: 0.1,
             udcg: Some(0.6),
             prompt_tokens: 0,
+            p_bound: false,
+            udcg_missing: None,
+            retry: false,
         };
         let items = [item(true), item(false), item(true), item(true)];
         let refs: Vec<&LitmItem> = items.iter().collect();
@@ -1070,6 +1152,9 @@ mod tests {
             precision: 1.0 / 3.0,
             udcg: None,
             prompt_tokens: 0,
+            p_bound: false,
+            udcg_missing: None,
+            retry: false,
         }
     }
 
@@ -1078,7 +1163,7 @@ mod tests {
         let s = remote_state();
         assert_eq!(
             s.cache_key().as_deref(),
-            Some("remote|openai-compatible/m at http://127.0.0.1:1/v1|d|k=3")
+            Some("remote|openai-compatible/m at http://127.0.0.1:1/v1|d|k=3|p=top20|cp=true")
         );
         assert_eq!(
             s.model_name().as_deref(),
@@ -1095,6 +1180,8 @@ mod tests {
             price_note: String::new(),
             endpoint: "e".into(),
             first_prompt: String::new(),
+            utility_requests: 0,
+            scoring: String::new(),
         };
         let s = s.reduce(LitmAction::Worker(Response::Litm(
             LitmEvent::RemoteEstimate(estimate.clone()),
@@ -1142,5 +1229,110 @@ mod tests {
         })));
         let s = s.reduce(LitmAction::SetRemote(None));
         assert!(s.items.is_empty() && s.cache_key().is_none());
+    }
+
+    #[test]
+    fn a_remote_models_bounds_and_utility_failures_are_kept_apart_from_values() {
+        let s = Rc::new(remote_state());
+        assert_eq!(s.remote_utility(), Some(UtilityTemplate::None));
+        // The served model's GGUF read: exact scoring, another experiment (its own key).
+        let s = s.reduce(LitmAction::RemoteGguf(Some((7, "m.gguf".into()))));
+        assert_eq!(
+            s.remote_utility(),
+            Some(UtilityTemplate::None),
+            "not read yet"
+        );
+        let info = |id| GgufTemplateInfo {
+            id,
+            file_name: "m.gguf".into(),
+            model_name: None,
+            summary: String::new(),
+        };
+        // A late answer for an earlier pick changes nothing.
+        let s = s.reduce(LitmAction::Worker(Response::Judge(
+            JudgeResponse::GgufRead {
+                id: 6,
+                result: Ok(info(6)),
+            },
+        )));
+        assert!(s.remote_gguf_read.is_none());
+        let s = s.reduce(LitmAction::Worker(Response::Judge(
+            JudgeResponse::GgufRead {
+                id: 7,
+                result: Ok(info(7)),
+            },
+        )));
+        assert_eq!(
+            s.remote_utility(),
+            Some(UtilityTemplate::Gguf {
+                id: 7,
+                name: "m.gguf".into()
+            })
+        );
+        assert!(s.cache_key().unwrap().ends_with("|p=echo:m.gguf|cp=true"));
+        let s = s.reduce(LitmAction::Started);
+        let bounded = |qid: &str, position, p| LitmItem {
+            p_no_response: Some(p),
+            p_bound: true,
+            udcg_missing: Some("1 of its 3 passages' p(NO-RESPONSE) are only upper bounds".into()),
+            ..item(qid, position, true)
+        };
+        let exact = |qid: &str, position, p| LitmItem {
+            p_no_response: Some(p),
+            udcg: Some(0.5),
+            ..item(qid, position, true)
+        };
+        let failed = |qid: &str, position| LitmItem {
+            retry: true,
+            udcg_missing: Some("1 of its 3 passages' utility calls failed".into()),
+            ..item(qid, position, true)
+        };
+        let mut s = s;
+        for e in [
+            LitmEvent::Item(bounded("q1", 1, 0.25)),
+            LitmEvent::Item(exact("q2", 1, 0.5)),
+            LitmEvent::Item(exact("q1", 2, 0.125)),
+            LitmEvent::Item(exact("q2", 2, 0.375)),
+            LitmEvent::Item(failed("q1", 3)),
+            LitmEvent::UtilityFailed {
+                qid: "q1".into(),
+                what: "passage 2 alone".into(),
+                error: "HTTP 400".into(),
+            },
+            LitmEvent::Item(exact("q2", 3, 0.5)),
+        ] {
+            s = s.reduce(LitmAction::Worker(Response::Litm(e)));
+        }
+        assert_eq!(s.utility_failed.len(), 1);
+        let rows = s.summary();
+        // Position 1: a bound among the values: the mean is only a bound, UDCG not computed.
+        assert!(rows[0].p_bound && rows[0].p_no_response == Some(0.375));
+        assert!(rows[0].udcg.is_nan() && rows[0].udcg_missing == 1);
+        // Position 2: all exact.
+        assert!(!rows[1].p_bound && rows[1].p_no_response == Some(0.25));
+        assert_eq!((rows[1].udcg, rows[1].udcg_missing), (0.5, 0));
+        // Position 3: a failed call: no p (not every context has one), no UDCG.
+        assert!(rows[2].p_no_response.is_none() && rows[2].udcg.is_nan());
+        // Only the context with a failed call is to do again.
+        assert!(s.to_do("q1", 3) && !s.to_do("q1", 1) && !s.to_do("q2", 3));
+        let s = s.reduce(LitmAction::Worker(Response::Litm(LitmEvent::Done {
+            seconds: 1.0,
+        })));
+        let csv = super::super::litm_export::summary_csv(&s);
+        let first = csv.lines().nth(1).unwrap();
+        assert!(first.contains(",<=0.375,"), "{first}");
+        assert!(first.ends_with(",,1"), "{first}");
+        let items = super::super::litm_export::items_csv(&s);
+        assert!(items
+            .lines()
+            .any(|l| l.starts_with("q1,1,") && l.contains(",<=0.25,")));
+        // The failures are cleared when Start sends them again.
+        let s = s.reduce(LitmAction::Started);
+        assert!(s.utility_failed.is_empty());
+        // Anthropic gives no log-probabilities: no p asked for, and the key says nothing of it.
+        let mut a = remote_state();
+        a.remote.as_mut().unwrap().provider = crate::protocol::judges::ProviderChoice::Anthropic;
+        assert_eq!(a.remote_utility(), None);
+        assert!(a.cache_key().unwrap().ends_with("|k=3"));
     }
 }

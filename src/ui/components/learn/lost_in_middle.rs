@@ -3,7 +3,10 @@
 //! engine is src/engine/inference/litm.rs), or with a remote LLM through the Judges layer (the
 //! Judges page's provider settings; src/engine/litm_remote.rs): one relevant passage moved through a context of
 //! distractors; per position, answer accuracy with a bootstrap band, p(NO-RESPONSE), and nDCG,
-//! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. Results are
+//! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. A remote
+//! OpenAI-compatible model gives p(NO-RESPONSE) through crates/judge's utility task (top 20
+//! logprobs: a value or only a bound, shown "≤ x" and never used for UDCG; the served model's
+//! GGUF picked: exact, echo); Anthropic and Gemini give none, and the page says why. Results are
 //! kept in IndexedDB per (model, data, k, position), so a reload resumes.
 
 use super::litm_cache;
@@ -14,7 +17,7 @@ use super::litm_state::{
 };
 use crate::agent::EvalReactor;
 use crate::protocol::compute::{BackendChoice, ComputeRequest};
-use crate::protocol::judges::Secret;
+use crate::protocol::judges::{JudgeRequest, ProviderChoice, Secret, UtilityTemplate};
 use crate::protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
 use crate::protocol::Request;
 use crate::ui::components::judges::{host_of, money, page_may_connect};
@@ -179,6 +182,33 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
         });
     }
 
+    // The served model's GGUF (exact p(NO-RESPONSE)): its metadata read by this page's worker.
+    let gguf_ids = use_mut_ref(|| 0u32);
+    let on_remote_gguf = {
+        let (bridge, d, ids) = (bridge.clone(), state.dispatcher(), gguf_ids.clone());
+        Callback::from(move |e: Event| {
+            let Some(file) = input_of(&e).and_then(|i| i.files()).and_then(|l| l.get(0)) else {
+                return;
+            };
+            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
+                let id = {
+                    let mut n = ids.borrow_mut();
+                    *n += 1;
+                    *n
+                };
+                d.dispatch(LitmAction::RemoteGguf(Some((id, file.name()))));
+                bridge.send(Request::Judge(JudgeRequest::ReadGguf {
+                    id,
+                    url,
+                    name: file.name(),
+                }));
+            }
+        })
+    };
+    let on_remote_gguf_clear = {
+        let d = state.dispatcher();
+        Callback::from(move |_: MouseEvent| d.dispatch(LitmAction::RemoteGguf(None)))
+    };
     let on_model = {
         let (bridge, d) = (bridge.clone(), state.dispatcher());
         Callback::from(move |e: Event| {
@@ -251,7 +281,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             .positions
             .iter()
             .copied()
-            .filter(|&p| !state.items.contains_key(&(q.qid.clone(), p)))
+            .filter(|&p| state.to_do(&q.qid, p))
             .collect();
         if missing.is_empty() {
             continue;
@@ -269,6 +299,8 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
         tasks: tasks.clone(),
         max_tokens: MAX_NEW_TOKENS as u32,
         prompt: state.prompt,
+        utility: state.remote_utility(),
+        context_p: state.context_p,
         concurrency: props
             .judges
             .as_ref()
@@ -428,6 +460,24 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
         (*use_memo(deps, move |_| s.summary())).clone()
     };
     let failed_total = state.failed.len();
+    let utility_failed = state.utility_failed.len();
+    let remote_p = remote && state.remote_utility().is_some();
+    let udcg_missing: usize = rows.iter().map(|r| r.udcg_missing).sum();
+    // Why UDCG is "–" for some contexts, with how many each reason holds.
+    let udcg_reasons = {
+        let mut by: std::collections::BTreeMap<&str, usize> = Default::default();
+        for i in state.items.values() {
+            if let Some(why) = &i.udcg_missing {
+                *by.entry(why.as_str()).or_default() += 1;
+            }
+        }
+        by.into_iter()
+            .map(|(w, n)| format!("{n} × {w}"))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let remote_utility_block =
+        remote_utility_html(&state, on_remote_gguf.clone(), on_remote_gguf_clear.clone());
     let answered = rows.iter().map(|r| r.n).max().unwrap_or(0);
     let progress = state.progress.map(|(done, total, seconds)| {
         let pct = if total == 0 { 0.0 } else { done as f64 / total as f64 * 100.0 };
@@ -492,8 +542,9 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                             </fieldset>
                         </div>
                         <p class="hint" id="litm-remote-note">{ format!(
-                            "Each context's prompt (the one chosen below, as for a local model) goes from this tab's worker straight to the provider with your key, only after you press Start; temperature 0, at most {MAX_NEW_TOKENS} tokens, the answer's first line scored by the paper's substring match. Replies are cached in this browser (a reload resumes without paying twice). p(NO-RESPONSE) and UDCG are not computed: the provider returns no log-probabilities of the prompt's tokens. A failed call is counted as failed, not as a wrong answer."
+                            "Each context's prompt (the one chosen below, as for a local model) goes from this tab's worker straight to the provider with your key, only after you press Start; temperature 0, at most {MAX_NEW_TOKENS} tokens, the answer's first line scored by the paper's substring match. Replies are cached in this browser (a reload resumes without paying twice). A failed call is counted as failed, not as a wrong answer."
                         ) }</p>
+                        { remote_utility_block }
                     }
                     <div class="litm-fields">
                         <label class="litm-field">{ "Questions: " }
@@ -535,10 +586,14 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                             }
                         }) }
                     </fieldset>
-                    if !remote {
+                    if !remote || remote_p {
                         <label class="litm-field">
                             <input type="checkbox" id="litm-context-p" checked={state.context_p} onchange={on_context_p} disabled={state.running} />
-                            { " also p(NO-RESPONSE) of each whole context (one more forward pass per context)" }
+                            { if remote {
+                                " also p(NO-RESPONSE) of each whole context (one more utility call per context, its prompt the answer's)"
+                            } else {
+                                " also p(NO-RESPONSE) of each whole context (one more forward pass per context)"
+                            } }
                         </label>
                     }
                     if remote {
@@ -561,13 +616,17 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                         if let Some(e) = &estimate {
                             <div class="judge-estimate" id="litm-remote-preview" data-requests={e.requests.to_string()} data-cached={e.cached.to_string()}>
                                 <p id="litm-remote-summary">
-                                    { format!("{} requests for {} contexts{} to {} · about {} input + {} output tokens at most · ",
+                                    { format!("{} requests for {} contexts{}{} to {} · about {} input + {} output tokens at most · ",
                                         e.requests, tasks.len(),
+                                        if e.utility_requests > 0 { format!(" (of them {} for p(NO-RESPONSE))", e.utility_requests) } else { String::new() },
                                         if e.cached > 0 { format!(" ({} more answered from this browser's cache)", e.cached) } else { String::new() },
                                         e.endpoint, e.input_tokens, e.output_tokens) }
                                     <strong>{ e.cost.map_or_else(|| "cost unknown".to_string(), |c| format!("about {}", money(c))) }</strong>
                                     { format!(" ({})", e.price_note) }
                                 </p>
+                                if !e.scoring.is_empty() {
+                                    <p class="hint" id="litm-remote-scoring">{ format!("p(NO-RESPONSE): {}.", e.scoring) }</p>
+                                }
                                 <details>
                                     <summary>{ "First prompt" }</summary>
                                     <pre id="litm-remote-first-prompt">{ &e.first_prompt }</pre>
@@ -614,6 +673,14 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                             </ul>
                         </div>
                     }
+                    if utility_failed > 0 {
+                        <div class="error litm-failed" id="litm-utility-failed" role="alert" data-failed={utility_failed.to_string()}>
+                            <p>{ format!("{utility_failed} p(NO-RESPONSE) calls failed — no value is shown for them and no UDCG that needs them; Start sends them again (what succeeded comes from the cache).") }</p>
+                            <ul>
+                                { for state.utility_failed.iter().take(5).map(|((qid, what), e)| html! { <li>{ format!("{qid}, {what}: {e}") }</li> }) }
+                            </ul>
+                        </div>
+                    }
                     if state.cached > 0 {
                         <p class="hint" id="litm-cached">{ format!("{} results restored from this browser's storage (same model, data and settings).", state.cached) }</p>
                     }
@@ -624,13 +691,18 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                     <h3>{ format!("2. What this run measured ({model_name})") }</h3>
                     <MeasuredChart k={state.k} rows={rows.clone()} model={model_name.clone()} questions={answered} />
                     { summary_table(&rows) }
+                    if udcg_missing > 0 {
+                        <p class="hint" id="litm-udcg-missing" data-missing={udcg_missing.to_string()}>{ format!(
+                            "UDCG is “–” for {udcg_missing} contexts: it is computed only from exact p(NO-RESPONSE) of all k passages, never from a bound ({udcg_reasons}). A p(NR) shown as “≤ x” is an upper bound (the chat endpoint's top 20 logprobs did not list NO-RESPONSE's first token); pick the served model's GGUF for exact values."
+                        ) }</p>
+                    }
                     <div class="litm-buttons">
                         <button id="litm-export-csv" disabled={state.items.is_empty()} onclick={export("lost-in-the-middle.csv", "text/csv", litm_export::summary_csv)}>{ "Summary CSV" }</button>
                         <button id="litm-export-items" disabled={state.items.is_empty()} onclick={export("lost-in-the-middle-contexts.csv", "text/csv", litm_export::items_csv)}>{ "Every context (CSV)" }</button>
                         <button id="litm-export-svg" disabled={state.items.is_empty()} onclick={on_svg}>{ "Chart (SVG)" }</button>
                         <button id="litm-export-cli" disabled={state.utilities.is_empty()} onclick={export("litm-contexts.jsonl", "application/x-ndjson", litm_export::contexts_jsonl)}>{ "Contexts for ragscope answer (JSONL)" }</button>
                     </div>
-                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, computed with the same local model you picked (one short forward pass per passage, k per question; a remote model gives none, so its UDCG is “–”); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
+                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, from the same model that answers (a local model: one short forward pass per passage, k per question; an OpenAI-compatible server: one utility call per passage, through the Judges layer; Anthropic and Gemini give none, so their UDCG is “–”); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
                 </div>
             </div>
 
@@ -645,12 +717,12 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                 <ul>
                     <li>{ "It shows how your model's answers, and every metric of the same contexts, change as the relevant passage moves — on a few dozen questions at most, with a band that says how uncertain each point is (a 95% bootstrap interval over questions). With 10 questions, one answer moves the accuracy by 10 points." }</li>
                     <li>{ "It is not a replication: the paper's distractors for only 3 questions, easier substitutes for the rest; small models (a 135M model answers few questions at any position); the answer prompt is the UDCG paper's unless you choose the lost-in-the-middle paper's QA or key–value prompt; answers are cut at 32 tokens and their first line is scored by the paper's normalised substring match." }</li>
-                    <li>{ "With a remote LLM: each context is one request at temperature 0 (providers are not always deterministic even then); a call that fails is shown and left out, so a position's accuracy is over the questions answered there (n); p(NO-RESPONSE) and UDCG are “–” because providers return no log-probabilities of the prompt's tokens." }</li>
+                    <li>{ "With a remote LLM: each context is one request at temperature 0 (providers are not always deterministic even then); a call that fails is shown and left out, so a position's accuracy is over the questions answered there (n). p(NO-RESPONSE) comes from an OpenAI-compatible server only: without the model's GGUF, from the chat endpoint's top 20 log-probabilities, which give only an upper bound (“≤ x”) when NO-RESPONSE's first token is not among them — a bound is never used for UDCG; with the GGUF, exact, from /completions echo. Anthropic's API returns no log-probabilities and ragscope's Gemini provider asks for none: “–”." }</li>
                     <li>{ "With a UDCG reference JSON: its examples have no gold answers, so there is no accuracy (“n/a”), only p(NO-RESPONSE) (local models) and the metrics; each example's first relevant passage is the one moved, its other relevant passages are left out." }</li>
                     <li>{ "Small models read long inputs differently: past about half their context window, recency tends to dominate (Veseli et al., COLM 2025), so a rising curve toward the end is not the paper's U." }</li>
                     <li>{ "The retrieval metrics do not need a model: nDCG, MAP and MRR fall with the position by definition, P is flat, and UDCG has no position discount, so it is flat too — the UDCG paper's point is that position matters little to accuracy in realistic settings (its §7), while distracting passages matter a lot." }</li>
                 </ul>
-                <p class="hint" id="litm-not-yet">{ "Not yet on this page: p(NO-RESPONSE) and UDCG for a remote model (an OpenAI-compatible server's echoed log-probabilities, as `ragscope judge utility` reads them, need the model's chat template); the p(NO-RESPONSE) values a UDCG reference JSON already holds (the chosen model computes its own)." }</p>
+                <p class="hint" id="litm-not-yet">{ "Not yet on this page: the p(NO-RESPONSE) values a UDCG reference JSON already holds (the chosen model computes its own); a chat template file instead of the served model's GGUF for exact remote values (the Judges page takes one)." }</p>
             </div>
             <p class="hint refs">{ "Data: NQ-open (Kwiatkowski et al. 2019) and Wikipedia (CC BY-SA 3.0) via nelson-liu/lost-in-the-middle (MIT); see SOURCE.txt of the bundled subset. " }
                 <a href="#/learn/udcg-vs-ndcg">{ "UDCG vs nDCG" }</a>{ " builds single contexts by hand." }</p>
@@ -676,12 +748,68 @@ fn fetch_bundled(d: UseReducerDispatcher<LitmState>) {
     });
 }
 
+/// How a remote model's p(NO-RESPONSE) is read: the two ways of the Judges page's utility task
+/// (crates/judge `task::utility`), or why a provider gives none.
+fn remote_utility_html(
+    state: &LitmState,
+    on_gguf: Callback<Event>,
+    on_clear: Callback<MouseEvent>,
+) -> Html {
+    let Some(r) = &state.remote else {
+        return html! {};
+    };
+    if let Some(why) = crate::engine::litm_remote::no_logprobs_reason(r.provider) {
+        return html! {
+            <p class="hint" id="litm-remote-no-p">{ format!(
+                "No p(NO-RESPONSE) and no UDCG with {}: {why}. Accuracy and nDCG, MAP, MRR and P are computed; p(NR) and UDCG stay “–”. An OpenAI-compatible server (vLLM, llama.cpp) gives them.",
+                r.provider.label()
+            ) }</p>
+        };
+    }
+    let compatible = r.provider == ProviderChoice::OpenAiCompatible;
+    let exact = matches!(state.remote_utility(), Some(UtilityTemplate::Gguf { .. }));
+    html! {
+        <div class="litm-remote-utility" id="litm-remote-utility" data-exact={exact.to_string()}>
+            <p class="hint">{ "p(NO-RESPONSE) of each passage alone (k per question, the UDCG paper's utility prompt — the same as a local model's and `ragscope judge utility`'s) is read from the same server through the Judges layer's utility task, before the answers: the same retries, concurrency cap, cache and cost estimate. Two ways, as on the Judges page:" }</p>
+            <ul class="hint">
+                <li>{ "Without the model's GGUF: the chat endpoint's top 20 log-probabilities of the first answer token. Exact when NO-RESPONSE's first token is among them; otherwise only an upper bound, shown as “≤ x” and never used for UDCG." }</li>
+                <li>{ "With the served model's GGUF (its metadata only: chat template and tokenizer, read by this tab's worker, never uploaded): the prompt rendered as the local engine renders it, NO-RESPONSE's first token appended, sent to /completions with echo — exact, after a two-request probe that the server's echoed log-probabilities line up (a server that fails it is refused)." }</li>
+            </ul>
+            if compatible {
+                <label class="litm-field">{ "The served model's GGUF, for exact values: " }
+                    <input type="file" id="litm-remote-gguf" accept=".gguf" onchange={on_gguf} disabled={state.running} />
+                </label>
+                { match (&state.remote_gguf, &state.remote_gguf_read) {
+                    (Some((_, name)), None) => html! { <p class="hint" aria-busy="true">{ format!("Reading {name}…") }</p> },
+                    (Some(_), Some(Ok(info))) => html! {
+                        <p class="hint" id="litm-remote-gguf-info">{ format!("{}: {}. Exact scoring (echo).", info.file_name, info.summary) }
+                            { " " }<button id="litm-remote-gguf-clear" onclick={on_clear} disabled={state.running}>{ "Use the top 20 logprobs instead" }</button></p>
+                    },
+                    (Some((_, name)), Some(Err(e))) => html! { <p class="error" id="litm-remote-gguf-error" role="alert">{ format!("{name}: {e} — the top 20 logprobs are used (bounds where NO-RESPONSE is not listed).") }</p> },
+                    (None, _) => html! { <p class="hint" id="litm-remote-gguf-info">{ "No GGUF picked: top 20 logprobs (bounds where NO-RESPONSE is not listed)." }</p> },
+                } }
+            } else {
+                <p class="hint">{ "OpenAI's API: the chat endpoint's top 20 logprobs only (its /completions endpoint does not echo chat models' prompts)." }</p>
+            }
+        </div>
+    }
+}
+
 fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
     let f = |v: f64| {
         if v.is_finite() {
             format!("{v:.3}")
         } else {
             "–".into()
+        }
+    };
+    // p(NO-RESPONSE) of a small model or of a bound is often below 0.001: three significant
+    // digits then, not "0.000".
+    let fp = |v: f64| {
+        if v > 0.0 && v < 1e-3 {
+            format!("{v:.2e}")
+        } else {
+            f(v)
         }
     };
     html! {
@@ -704,9 +832,14 @@ fn summary_table(rows: &[super::litm_state::PositionSummary]) -> Html {
                                 _ if r.n > 0 && r.scored == 0 => "n/a (no gold answers)".to_string(),
                                 _ => f(r.accuracy),
                             } }</td>
-                            <td>{ r.p_no_response.map_or("–".into(), f) }</td>
+                            <td data-bound={r.p_bound.to_string()}>{ match r.p_no_response {
+                                Some(p) if r.p_bound => format!("≤ {}", fp(p)),
+                                Some(p) => fp(p),
+                                None => "–".into(),
+                            } }</td>
                             <td>{ f(r.ndcg) }</td><td>{ f(r.map) }</td><td>{ f(r.mrr) }</td>
-                            <td>{ f(r.precision) }</td><td>{ f(r.udcg) }</td>
+                            <td>{ f(r.precision) }</td>
+                            <td data-udcg-missing={r.udcg_missing.to_string()}>{ f(r.udcg) }</td>
                         </tr>
                     }) }
                 </tbody>
