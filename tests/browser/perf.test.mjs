@@ -95,7 +95,7 @@ test('38 MB benchmark run: browser vs native CLI', { timeout: 600_000 }, async (
     `  ratio browser/native: ${(inPage / median(native)).toFixed(2)}x`,
     `  as Playwright sees it (setInputFiles called -> waitForSelector returned): ${browserSeconds.toFixed(3)} s, ${(browserSeconds / median(native)).toFixed(2)}x`,
     `  UI-thread long tasks while loading: ${long.length} (longest ${worst.toFixed(0)} ms)`,
-    `  where the time went (ms after the input's change event; worker phases summed over slices):`,
+    `  where the time went (ms after the input's change event; worker phases summed over batches):`,
     ...breakdown.map((l) => `    ${l}`),
   ].join('\n');
   console.log(report);
