@@ -7,9 +7,10 @@
 //! Why a stream and not `FileReaderSync` (the previous version, 16 MiB slices): the browser
 //! fills the stream's pipe on threads of its own while wasm parses the batch before, so reading
 //! and parsing overlap instead of adding up, and each batch is copied and parsed while it is in
-//! the CPU's cache. Measured in this project's headless Chromium on the 35 MB benchmark run,
-//! with a stand-in parse of 2.5 ms/MB: 16 MiB `FileReaderSync` slices 161 ms (median of 7),
-//! the stream in 1 MiB batches 129 ms, the parse alone 89 ms. In the perf e2e test (38 MB run,
+//! the CPU's cache. Measured in this project's headless Chromium on the 35 MB benchmark run with
+//! `node xtask/bench/read_apis/run.mjs` (a stand-in parse of 2.5 ms/MB between reads; medians
+//! of 7, load 6.6): 16 MiB `FileReaderSync` slices 176 ms, the stream in 1 MiB batches 136 ms
+//! (256 KiB 154, 4 MiB 169), the parse alone 89 ms. In the perf e2e test (38 MB run,
 //! 12 pairs of builds alternating on the loaded 2-core machine, medians): the load in the worker
 //! 241 -> 202 ms (reading 81 ms -> 58 ms of waiting, copying 16.5 -> 7.5 ms).
 //!
