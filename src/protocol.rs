@@ -1,11 +1,11 @@
 //! Messages between the UI thread and the evaluation worker.
 //!
 //! A picked file (or one kept in IndexedDB) is handed to the worker on a channel (`LoadBlob`) and
-//! the worker reads it itself, slice by slice. Other files (pasted text, the demo, and files
-//! picked while a local computation runs) travel in slices (`LoadChunk`), parsed as they arrive;
-//! the worker acknowledges each slice, so the UI reads the next one only when the previous one is
-//! parsed and never holds more than one slice of a file. The UI holds only names, summaries and
-//! the (small) evaluation report.
+//! the worker reads it itself, as a stream (src/engine/blob_load.rs). Other files (pasted text,
+//! the demo, and files picked while a local computation runs) travel in slices (`LoadChunk`),
+//! parsed as they arrive; the worker acknowledges each slice, so the UI reads the next one only
+//! when the previous one is parsed and never holds more than one slice of a file. The UI holds
+//! only names, summaries and the (small) evaluation report.
 
 use serde::{Deserialize, Serialize};
 

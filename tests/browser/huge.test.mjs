@@ -1,7 +1,7 @@
 // Stress test, opt-in (RAGSCOPE_E2E_HUGE=1; it writes a 500 MB file under target/bench): a
-// 500 MB run must load and evaluate in a tab. The worker reads the File itself in 16 MiB slices
-// (the page reads none of it) and keeps only the parsed run, so this checks that nothing runs out of memory,
-// that the UI thread stays free, and reports the time.
+// 500 MB run must load and evaluate in a tab. The worker reads the File itself as a stream, in
+// 1 MiB batches (the page reads none of it), and keeps only the parsed run, so this checks that
+// nothing runs out of memory, that the UI thread stays free, and reports the time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createWriteStream, existsSync, statSync } from 'node:fs';
