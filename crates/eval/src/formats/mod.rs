@@ -6,6 +6,7 @@
 
 mod error;
 mod hash;
+mod input;
 pub(crate) mod lines;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod parallel;
@@ -15,10 +16,13 @@ mod run;
 mod topic_index;
 
 pub use error::{ParseError, ParseErrorKind};
+#[cfg(not(target_arch = "wasm32"))]
+pub use input::open_input;
+pub use input::{Input, SharedBytes};
 pub use lines::{quote_bytes, quote_bytes_max, QUOTE_CHARS};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
-pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};
+pub use run::{parse_run, parse_run_whole, RankedDoc, Run, RunParser, RunTopic};
 
 /// Why reading a file through a streaming parser failed: the reader, or the content.
 #[derive(Debug)]
@@ -43,6 +47,22 @@ pub fn read_run(name: &str, reader: impl std::io::Read) -> Result<Run, ReadError
     let mut parser = RunParser::new(name);
     feed_chunks(reader, |chunk| parser.feed(chunk))?;
     parser.finish().map_err(ReadError::Parse)
+}
+
+/// [`read_run`] on an [`Input`]: a stream is parsed in chunks, bytes held whole in place.
+pub fn read_run_input(name: &str, input: Input) -> Result<Run, ReadError> {
+    match input {
+        Input::Stream(reader) => read_run(name, reader),
+        Input::Whole(bytes) => parse_run_whole(name, bytes).map_err(ReadError::Parse),
+    }
+}
+
+/// [`read_qrels`] on an [`Input`].
+pub fn read_qrels_input(name: &str, input: Input) -> Result<Qrels, ReadError> {
+    match input {
+        Input::Stream(reader) => read_qrels(name, reader),
+        Input::Whole(bytes) => parse_qrels(name, &bytes).map_err(ReadError::Parse),
+    }
 }
 
 /// Parses qrels from `reader` in chunks, as [`read_run`].

@@ -3,6 +3,7 @@
 
 use super::error::{ParseError, ParseErrorKind};
 use super::hash::{bytes_eq, docno_hash, DocnoIndex};
+use super::input::SharedBytes;
 use super::lines::{
     block_fields, is_skippable, lossy, parse_plain_decimal, parse_score, quote, split_fields,
     LineSplitter,
@@ -52,6 +53,11 @@ pub struct Run {
     name: String,
     run_id: String,
     topics: Vec<RunTopic>,
+    /// The file's bytes when it was parsed whole ([`parse_run_whole`]): docnos of results
+    /// point into them, not into `arena`.
+    whole: Option<SharedBytes>,
+    /// Docno offsets at or past this lie in `arena`, at `start - whole_len`.
+    whole_len: usize,
     arena: Vec<u8>,
 }
 
@@ -78,8 +84,16 @@ impl Run {
             .map(|i| &self.topics[i])
     }
 
+    #[inline]
     pub fn docno(&self, doc: &RankedDoc) -> &[u8] {
-        &self.arena[doc.start..doc.start + doc.len as usize]
+        let (start, len) = (doc.start, doc.len as usize);
+        match &self.whole {
+            Some(whole) if start < self.whole_len => &whole.bytes()[start..start + len],
+            _ => {
+                let start = start - self.whole_len;
+                &self.arena[start..start + len]
+            }
+        }
     }
 
     pub fn num_results(&self) -> usize {
@@ -98,6 +112,9 @@ pub struct RunParser {
     num_results: usize,
     /// Room for results a first topic gets (see `topic_for`).
     depth_hint: usize,
+    /// Address and length of the bytes being parsed whole, if they are: docnos inside them
+    /// are kept as offsets into them instead of being copied into `arena`.
+    whole: Option<(usize, usize)>,
 }
 
 impl RunParser {
@@ -111,7 +128,14 @@ impl RunParser {
             run_id: Vec::new(),
             num_results: 0,
             depth_hint: 0,
+            whole: None,
         }
+    }
+
+    /// Offsets at or past this are in `arena`.
+    #[inline]
+    fn whole_len(&self) -> usize {
+        self.whole.map_or(0, |(_, len)| len)
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
@@ -174,8 +198,16 @@ impl RunParser {
 
     #[inline]
     fn push(&mut self, topic: usize, docno: &[u8], score: f64, line_no: u64) {
-        let start = self.arena.len();
-        self.arena.extend_from_slice(docno);
+        let at = docno.as_ptr() as usize;
+        let start = match self.whole {
+            Some((base, len)) if at.wrapping_sub(base) < len => at - base,
+            // a stream, or a last line without a newline (copied by the line splitter)
+            _ => {
+                let start = self.whole_len() + self.arena.len();
+                self.arena.extend_from_slice(docno);
+                start
+            }
+        };
         self.topics[topic].docs.push(RankedDoc {
             score,
             start,
@@ -197,10 +229,12 @@ impl RunParser {
     fn feed_split(&mut self, (first, second): (&[u8], &[u8])) -> Result<(), ParseError> {
         let name = self.name.clone();
         let depth_hint = self.topics.last().map_or(self.depth_hint, |t| t.docs.len());
+        let whole = self.whole;
         let (first_result, (other, second_result)) = std::thread::scope(|scope| {
             let worker = scope.spawn(move || {
                 let mut other = RunParser::new(&name);
                 other.depth_hint = depth_hint;
+                other.whole = whole;
                 let result = other.feed_serial(second);
                 (other, result)
             });
@@ -226,9 +260,12 @@ impl RunParser {
     fn absorb(&mut self, other: RunParser, line_offset: u64) {
         let arena_offset = self.arena.len();
         self.arena.extend_from_slice(&other.arena);
+        let whole_len = self.whole_len();
         for mut topic in other.topics {
             for d in &mut topic.docs {
-                d.start += arena_offset;
+                if d.start >= whole_len {
+                    d.start += arena_offset;
+                }
                 d.line = u32::try_from(d.line as u64 + line_offset).unwrap_or(u32::MAX);
             }
             // a topic new here takes the other parser's list as it is, without a copy
@@ -247,7 +284,12 @@ impl RunParser {
         self.lines.absorb(other.lines, line_offset);
     }
 
-    pub fn finish(mut self) -> Result<Run, ParseError> {
+    pub fn finish(self) -> Result<Run, ParseError> {
+        self.finish_with(None)
+    }
+
+    /// `whole`: the bytes this parser was fed whole, when `self.whole` points at them.
+    fn finish_with(mut self, whole: Option<SharedBytes>) -> Result<Run, ParseError> {
         let mut lines = std::mem::take(&mut self.lines);
         lines.finish(|no, line| self.line(no, line))?;
         if self.num_results == 0 {
@@ -261,10 +303,13 @@ impl RunParser {
         }
         self.topics
             .sort_unstable_by(|a, b| a.qid.as_bytes().cmp(b.qid.as_bytes()));
+        let whole_len = self.whole_len();
         let run = Run {
             name: self.name,
             run_id: lossy(&self.run_id),
             topics: self.topics,
+            whole: whole.filter(|_| whole_len > 0),
+            whole_len,
             arena: self.arena,
         };
         check_duplicates(&run)?;
@@ -382,4 +427,16 @@ pub fn parse_run(name: &str, bytes: &[u8]) -> Result<Run, ParseError> {
     let mut parser = RunParser::new(name);
     parser.feed(bytes)?;
     parser.finish()
+}
+
+/// Parses a run held whole in shared bytes (a mapped file): results point into `bytes`
+/// instead of copies of their docnos, so the run costs its entries and little more. Lines,
+/// errors and results are those of [`parse_run`] on the same bytes.
+pub fn parse_run_whole(name: &str, bytes: SharedBytes) -> Result<Run, ParseError> {
+    let mut parser = RunParser::new(name);
+    if !bytes.is_empty() {
+        parser.whole = Some((bytes.as_ptr() as usize, bytes.len()));
+    }
+    parser.feed(&bytes)?;
+    parser.finish_with(Some(bytes))
 }
