@@ -22,7 +22,7 @@ pub use input::{Input, SharedBytes};
 pub use lines::{quote_bytes, quote_bytes_max, QUOTE_CHARS};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
-pub use run::{parse_run, parse_run_whole, RankedDoc, Run, RunParser, RunTopic};
+pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};
 
 /// Why reading a file through a streaming parser failed: the reader, or the content.
 #[derive(Debug)]
@@ -49,11 +49,18 @@ pub fn read_run(name: &str, reader: impl std::io::Read) -> Result<Run, ReadError
     parser.finish().map_err(ReadError::Parse)
 }
 
-/// [`read_run`] on an [`Input`]: a stream is parsed in chunks, bytes held whole in place.
+/// [`read_run`] on an [`Input`]: a stream is read in chunks, bytes held whole are parsed in
+/// place in slices of the same size.
 pub fn read_run_input(name: &str, input: Input) -> Result<Run, ReadError> {
     match input {
         Input::Stream(reader) => read_run(name, reader),
-        Input::Whole(bytes) => parse_run_whole(name, bytes).map_err(ReadError::Parse),
+        Input::Whole(bytes) => {
+            let mut parser = RunParser::new(name);
+            bytes
+                .feed_in_slices(CHUNK, |slice| parser.feed(slice))
+                .map_err(ReadError::Parse)?;
+            parser.finish().map_err(ReadError::Parse)
+        }
     }
 }
 
@@ -61,7 +68,13 @@ pub fn read_run_input(name: &str, input: Input) -> Result<Run, ReadError> {
 pub fn read_qrels_input(name: &str, input: Input) -> Result<Qrels, ReadError> {
     match input {
         Input::Stream(reader) => read_qrels(name, reader),
-        Input::Whole(bytes) => parse_qrels(name, &bytes).map_err(ReadError::Parse),
+        Input::Whole(bytes) => {
+            let mut parser = QrelsParser::new(name);
+            bytes
+                .feed_in_slices(CHUNK, |slice| parser.feed(slice))
+                .map_err(ReadError::Parse)?;
+            parser.finish().map_err(ReadError::Parse)
+        }
     }
 }
 
@@ -72,17 +85,18 @@ pub fn read_qrels(name: &str, reader: impl std::io::Read) -> Result<Qrels, ReadE
     parser.finish().map_err(ReadError::Parse)
 }
 
+/// Natively each chunk is split between two parsing threads: 4 MiB makes a quarter of the
+/// thread hand-offs of 1 MiB (35 → 9 on a 35 MB run) for 3 MiB more memory.
+const CHUNK: usize = if cfg!(target_arch = "wasm32") {
+    1 << 20
+} else {
+    4 << 20
+};
+
 fn feed_chunks(
     mut reader: impl std::io::Read,
     mut feed: impl FnMut(&[u8]) -> Result<(), ParseError>,
 ) -> Result<(), ReadError> {
-    // Natively each chunk is split between two parsing threads: 4 MiB makes a quarter of the
-    // thread hand-offs of 1 MiB (35 → 9 on a 35 MB run) for 3 MiB more memory.
-    const CHUNK: usize = if cfg!(target_arch = "wasm32") {
-        1 << 20
-    } else {
-        4 << 20
-    };
     let mut chunk = vec![0u8; CHUNK];
     loop {
         match reader.read(&mut chunk) {

@@ -3,7 +3,6 @@
 
 use super::error::{ParseError, ParseErrorKind};
 use super::hash::{bytes_eq, docno_hash, DocnoIndex};
-use super::input::SharedBytes;
 use super::lines::{
     block_fields, is_skippable, lossy, parse_plain_decimal, parse_score, quote, split_fields,
     LineSplitter,
@@ -35,6 +34,9 @@ impl RankedDoc {
 pub struct RunTopic {
     qid: String,
     docs: Vec<RankedDoc>,
+    /// Whether the duplicate check at the end must look at this topic: its results were not
+    /// all read in one stretch (see `RunParser::track`), or two of them may share a docno.
+    unchecked: bool,
 }
 
 impl RunTopic {
@@ -53,11 +55,6 @@ pub struct Run {
     name: String,
     run_id: String,
     topics: Vec<RunTopic>,
-    /// The file's bytes when it was parsed whole ([`parse_run_whole`]): docnos of results
-    /// point into them, not into `arena`.
-    whole: Option<SharedBytes>,
-    /// Docno offsets at or past this lie in `arena`, at `start - whole_len`.
-    whole_len: usize,
     arena: Vec<u8>,
 }
 
@@ -84,16 +81,8 @@ impl Run {
             .map(|i| &self.topics[i])
     }
 
-    #[inline]
     pub fn docno(&self, doc: &RankedDoc) -> &[u8] {
-        let (start, len) = (doc.start, doc.len as usize);
-        match &self.whole {
-            Some(whole) if start < self.whole_len => &whole.bytes()[start..start + len],
-            _ => {
-                let start = start - self.whole_len;
-                &self.arena[start..start + len]
-            }
-        }
+        &self.arena[doc.start..doc.start + doc.len as usize]
     }
 
     pub fn num_results(&self) -> usize {
@@ -112,9 +101,9 @@ pub struct RunParser {
     num_results: usize,
     /// Room for results a first topic gets (see `topic_for`).
     depth_hint: usize,
-    /// Address and length of the bytes being parsed whole, if they are: docnos inside them
-    /// are kept as offsets into them instead of being copied into `arena`.
-    whole: Option<(usize, usize)>,
+    /// The topic whose results are being read in one stretch, and the hashes of its docnos.
+    stretch: Option<usize>,
+    stretch_docnos: DocnoIndex,
 }
 
 impl RunParser {
@@ -128,14 +117,9 @@ impl RunParser {
             run_id: Vec::new(),
             num_results: 0,
             depth_hint: 0,
-            whole: None,
+            stretch: None,
+            stretch_docnos: DocnoIndex::default(),
         }
-    }
-
-    /// Offsets at or past this are in `arena`.
-    #[inline]
-    fn whole_len(&self) -> usize {
-        self.whole.map_or(0, |(_, len)| len)
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
@@ -196,18 +180,43 @@ impl RunParser {
         Ok(line_no - first_line)
     }
 
+    /// The duplicate check of a topic read in one stretch (as runs are written), done here while
+    /// its docno is in cache: as a separate pass over all results at the end it was 8–10 % of a
+    /// `trec-eval` profile, mostly waiting for memory. A topic whose results come in several
+    /// stretches (interleaved topics, or one split between two parsing threads), or whose
+    /// docno hashes meet, is left to that pass (`unchecked`), which reports what it finds in
+    /// the same order and words as before; for every other topic it has nothing to find.
+    #[inline]
+    fn track(&mut self, topic: usize, docno: &[u8]) {
+        let results = self.topics[topic].docs.len();
+        if self.stretch != Some(topic) {
+            if results > 0 {
+                self.topics[topic].unchecked = true;
+                self.stretch = None;
+                return;
+            }
+            self.stretch = Some(topic);
+            // sized like the topic's list: the length of the topic before it
+            self.stretch_docnos
+                .reset(self.topics[topic].docs.capacity());
+        }
+        let fits = u32::try_from(results).is_ok_and(|i| i < u32::MAX - 1);
+        // equal 32-bit tags are enough to hand the topic to the exact check
+        if !fits
+            || self
+                .stretch_docnos
+                .find_or_insert(docno_hash(docno), results as u32, |_| true)
+                .is_some()
+        {
+            self.topics[topic].unchecked = true;
+        }
+    }
+
     #[inline]
     fn push(&mut self, topic: usize, docno: &[u8], score: f64, line_no: u64) {
-        let at = docno.as_ptr() as usize;
-        let start = match self.whole {
-            Some((base, len)) if at.wrapping_sub(base) < len => at - base,
-            // a stream, or a last line without a newline (copied by the line splitter)
-            _ => {
-                let start = self.whole_len() + self.arena.len();
-                self.arena.extend_from_slice(docno);
-                start
-            }
-        };
+        self.track(topic, docno);
+        let start = self.arena.len();
+        self.arena.extend_from_slice(docno);
         self.topics[topic].docs.push(RankedDoc {
             score,
             start,
@@ -229,12 +238,10 @@ impl RunParser {
     fn feed_split(&mut self, (first, second): (&[u8], &[u8])) -> Result<(), ParseError> {
         let name = self.name.clone();
         let depth_hint = self.topics.last().map_or(self.depth_hint, |t| t.docs.len());
-        let whole = self.whole;
         let (first_result, (other, second_result)) = std::thread::scope(|scope| {
             let worker = scope.spawn(move || {
                 let mut other = RunParser::new(&name);
                 other.depth_hint = depth_hint;
-                other.whole = whole;
                 let result = other.feed_serial(second);
                 (other, result)
             });
@@ -260,23 +267,23 @@ impl RunParser {
     fn absorb(&mut self, other: RunParser, line_offset: u64) {
         let arena_offset = self.arena.len();
         self.arena.extend_from_slice(&other.arena);
-        let whole_len = self.whole_len();
         for mut topic in other.topics {
             for d in &mut topic.docs {
-                if d.start >= whole_len {
-                    d.start += arena_offset;
-                }
+                d.start += arena_offset;
                 d.line = u32::try_from(d.line as u64 + line_offset).unwrap_or(u32::MAX);
             }
             // a topic new here takes the other parser's list as it is, without a copy
             let index = self.topic_with_room(topic.qid.as_bytes(), Some(0));
-            let docs = &mut self.topics[index].docs;
-            if docs.is_empty() {
-                *docs = topic.docs;
+            let mine = &mut self.topics[index];
+            if mine.docs.is_empty() {
+                mine.docs = topic.docs;
+                mine.unchecked = topic.unchecked;
             } else {
-                docs.extend_from_slice(&topic.docs);
+                mine.docs.extend_from_slice(&topic.docs);
+                mine.unchecked = true;
             }
         }
+        self.stretch = None;
         if other.num_results > 0 {
             self.run_id = other.run_id;
         }
@@ -284,12 +291,7 @@ impl RunParser {
         self.lines.absorb(other.lines, line_offset);
     }
 
-    pub fn finish(self) -> Result<Run, ParseError> {
-        self.finish_with(None)
-    }
-
-    /// `whole`: the bytes this parser was fed whole, when `self.whole` points at them.
-    fn finish_with(mut self, whole: Option<SharedBytes>) -> Result<Run, ParseError> {
+    pub fn finish(mut self) -> Result<Run, ParseError> {
         let mut lines = std::mem::take(&mut self.lines);
         lines.finish(|no, line| self.line(no, line))?;
         if self.num_results == 0 {
@@ -303,13 +305,10 @@ impl RunParser {
         }
         self.topics
             .sort_unstable_by(|a, b| a.qid.as_bytes().cmp(b.qid.as_bytes()));
-        let whole_len = self.whole_len();
         let run = Run {
             name: self.name,
             run_id: lossy(&self.run_id),
             topics: self.topics,
-            whole: whole.filter(|_| whole_len > 0),
-            whole_len,
             arena: self.arena,
         };
         check_duplicates(&run)?;
@@ -359,6 +358,7 @@ impl RunParser {
             topics.push(RunTopic {
                 qid: lossy(qid),
                 docs: Vec::with_capacity(room),
+                unchecked: false,
             });
             topics.len() - 1
         })
@@ -375,12 +375,13 @@ impl RunParser {
     }
 }
 
-/// trec_eval refuses a docno twice in one topic. One probe per document in an index reused
+/// trec_eval refuses a docno twice in one topic. Topics read in one stretch were checked while
+/// parsing (`RunParser::track`); the others get one probe per document in an index reused
 /// from topic to topic (small enough to stay in cache); equal hashes are confirmed byte for
 /// byte, so the first repeat in file order is reported with the line of its first occurrence.
 fn check_duplicates(run: &Run) -> Result<(), ParseError> {
     let mut seen = DocnoIndex::default();
-    for topic in &run.topics {
+    for topic in run.topics.iter().filter(|t| t.unchecked) {
         seen.reset(topic.docs.len());
         for (i, doc) in topic.docs.iter().enumerate() {
             let docno = run.docno(doc);
@@ -427,16 +428,4 @@ pub fn parse_run(name: &str, bytes: &[u8]) -> Result<Run, ParseError> {
     let mut parser = RunParser::new(name);
     parser.feed(bytes)?;
     parser.finish()
-}
-
-/// Parses a run held whole in shared bytes (a mapped file): results point into `bytes`
-/// instead of copies of their docnos, so the run costs its entries and little more. Lines,
-/// errors and results are those of [`parse_run`] on the same bytes.
-pub fn parse_run_whole(name: &str, bytes: SharedBytes) -> Result<Run, ParseError> {
-    let mut parser = RunParser::new(name);
-    if !bytes.is_empty() {
-        parser.whole = Some((bytes.as_ptr() as usize, bytes.len()));
-    }
-    parser.feed(&bytes)?;
-    parser.finish_with(Some(bytes))
 }

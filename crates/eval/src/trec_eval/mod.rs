@@ -112,7 +112,7 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
     let (qrels, run) = match open(qrels_name).map_err(cannot_read_qrels)? {
         // held whole: parsed on a second thread while the run is read
         Opened::Whole(bytes) => std::thread::scope(|scope| {
-            let parser = scope.spawn(move || parse_rel_info(qrels_name, &bytes, format));
+            let parser = scope.spawn(move || parse_rel_info_whole(qrels_name, &bytes, format));
             let run = read_run(run_name, open);
             let qrels = parser
                 .join()
@@ -276,6 +276,25 @@ fn parse_rel_info_chunks(
         // the reader may have finished already: then the buffer is simply dropped
         let _ = spent.send(chunk);
     }
+    let qrels = parser.finish().map_err(|e| bad_qrels(name, e))?;
+    Ok(qrels_info(name, qrels))
+}
+
+/// [`parse_rel_info`] on bytes held whole: plain qrels in slices (see
+/// [`crate::formats::SharedBytes::feed_in_slices`]), the other formats at once.
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_rel_info_whole(
+    name: &str,
+    bytes: &crate::formats::SharedBytes,
+    format: RelFormat,
+) -> Result<RelInfo, TrecEvalError> {
+    if format != RelFormat::Qrels {
+        return parse_rel_info(name, bytes, format);
+    }
+    let mut parser = crate::formats::QrelsParser::new(name);
+    bytes
+        .feed_in_slices(1 << 20, |slice| parser.feed(slice))
+        .map_err(|e| bad_qrels(name, e))?;
     let qrels = parser.finish().map_err(|e| bad_qrels(name, e))?;
     Ok(qrels_info(name, qrels))
 }
