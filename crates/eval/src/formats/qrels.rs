@@ -150,7 +150,7 @@ impl QrelsTopic {
         self.levels = levels;
         self.arena.shrink_to_fit();
         self.judgments.shrink_to_fit();
-        self.by_hash.shrink_to_fit();
+        self.by_hash.settle_for_lookups();
     }
 }
 

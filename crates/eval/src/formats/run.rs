@@ -212,7 +212,7 @@ impl RunParser {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, topic: usize, docno: &[u8], score: f64, line_no: u64) {
         self.track(topic, docno);
         let start = self.arena.len();
