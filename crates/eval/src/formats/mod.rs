@@ -56,6 +56,7 @@ pub fn read_run_input(name: &str, input: Input) -> Result<Run, ReadError> {
         Input::Stream(reader) => read_run(name, reader),
         Input::Whole(bytes) => {
             let mut parser = RunParser::new(name);
+            parser.expect_bytes(bytes.len());
             bytes
                 .feed_in_slices(CHUNK, |slice| parser.feed(slice))
                 .map_err(ReadError::Parse)?;

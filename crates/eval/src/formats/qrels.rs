@@ -92,7 +92,7 @@ impl QrelsTopic {
     /// qrels parse (`count_levels` gives back what is not used).
     fn new(qid: String, like: Option<&QrelsTopic>) -> Self {
         let (judgments, bytes) = like.map_or((0, 0), |t| (t.judgments.len(), t.arena.len()));
-        let mut by_hash = DocnoIndex::default();
+        let mut by_hash = DocnoIndex::sparse();
         if judgments > 0 {
             by_hash.reset(judgments);
         }
@@ -150,7 +150,7 @@ impl QrelsTopic {
         self.levels = levels;
         self.arena.shrink_to_fit();
         self.judgments.shrink_to_fit();
-        self.by_hash.settle_for_lookups();
+        self.by_hash.shrink_to_fit();
     }
 }
 

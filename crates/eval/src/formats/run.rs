@@ -122,6 +122,14 @@ impl RunParser {
         }
     }
 
+    /// Makes room for the docnos of a run file of `bytes` bytes, when its size is known: a
+    /// quarter of it (docnos are 18–26 % of the lines of typical runs). Growing the arena by
+    /// doubling instead copied it and touched twice its memory (the `memmove` and zeroed huge
+    /// pages were 8 % of a `trec-eval` profile); room never written costs no memory.
+    pub fn expect_bytes(&mut self, bytes: usize) {
+        self.arena.reserve(bytes / 4);
+    }
+
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
         #[cfg(not(target_arch = "wasm32"))]
         if chunk.len() >= super::parallel::MIN_CHUNK && super::parallel::threads() > 1 {
