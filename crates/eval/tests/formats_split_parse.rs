@@ -89,9 +89,9 @@ fn contiguous_text(topics: usize, docs: usize) -> Vec<u8> {
 fn a_duplicate_inside_one_stretch_is_found_whole_and_chunked() {
     let (topics, docs) = (300, 1000); // ~8 MB, several 4 MiB chunks and a split per chunk
     let clean = contiguous_text(topics, docs);
-    let whole = whole("r", clean.clone()).unwrap();
-    assert_eq!(whole.num_results(), topics * docs);
-    assert!(flatten(&whole) == flatten(&parse_in_chunks("r", &clean, 4 << 20).unwrap()));
+    let parsed = whole("r", clean.clone()).unwrap();
+    assert_eq!(parsed.num_results(), topics * docs);
+    assert!(flatten(&parsed) == flatten(&parse_in_chunks("r", &clean, 4 << 20).unwrap()));
     // the 700th result of one topic repeats its 3rd docno: in the first half of the file,
     // and in the second (parsed by the other thread)
     for topic in [5usize, 250] {
