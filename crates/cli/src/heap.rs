@@ -1,11 +1,12 @@
 //! The heap of a large evaluation on transparent huge pages.
 //!
-//! Parsing a run allocates about 0.7 bytes of result entries per byte of run file, written
-//! once, front to back. On 4 KiB pages every one of those pages costs a page fault (trap,
+//! Parsing a run allocates about a byte of result entries and docnos per byte of run file,
+//! written once, front to back. On 4 KiB pages every one of those pages costs a page fault (trap,
 //! zeroing, memory-cgroup charge): with the run file mapped, 9,100 of them were left in the
 //! 35 MB benchmark, about 21 ms of its 125 ms of CPU. Linux backs a region with 2 MiB pages
 //! when it is `madvise(MADV_HUGEPAGE)`d (what `/sys/kernel/mm/transparent_hugepage/enabled`
-//! set to `madvise`, the usual default, asks for), which cuts that to a few hundred faults.
+//! set to `madvise`, the usual default, asks for), which cut that to about 750 faults and the
+//! system time from ≈ 36 to ≈ 16 ms. Only for inputs of 8 to 64 MB: see `SIZES`.
 //!
 //! glibc's own switch for this (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`) can only be set in
 //! the environment before the process starts, so this does by hand what it does: grow the
@@ -35,12 +36,19 @@ pub fn file_sizes<'a>(paths: impl IntoIterator<Item = &'a str>) -> u64 {
 mod glibc {
     const HUGE_PAGE: usize = 2 << 20;
 
+    /// Inputs outside this range keep glibc's defaults. Below, the faults cost a millisecond or
+    /// two. Above, huge pages were a loss on the development VM: with 116 MB and 290 MB runs
+    /// `trec-eval` spent 0.2–0.8 s of system time zeroing them (`clear_page_erms` under
+    /// `do_huge_pmd_anonymous_page`, 57 % of the samples) where 4 KiB pages took 0.17 s, and
+    /// glibc's own switch did the same (0.6–0.76 s): fresh 2 MiB blocks of guest memory are
+    /// slow to come by there, a few dozen are not.
+    const SIZES: std::ops::Range<u64> = (8 << 20)..(64 << 20);
+
     pub fn prepare_for(bytes: u64) {
-        // Below this the faults cost less than a millisecond or two; M_TOP_PAD is a C int.
-        if bytes < 8 << 20 || !huge_pages_on_request() {
+        if !SIZES.contains(&bytes) || !huge_pages_on_request() {
             return;
         }
-        let pad = bytes.saturating_mul(2).min(1 << 30) as libc::c_int;
+        let pad = bytes.saturating_mul(2) as libc::c_int;
         // SAFETY: mallopt, malloc, free, sbrk(0) (which only reads the break) and madvise with
         // MADV_HUGEPAGE (a hint that changes no contents) are sound at any time; every pointer
         // malloc returns is freed once, and madvise gets a page-aligned range of the heap.
