@@ -13,6 +13,13 @@
 //! main heap once by about what the inputs will need (address space only: untouched pages
 //! cost nothing), mark that range for huge pages, and keep every thread on the main heap so
 //! the parsing threads allocate from it too. glibc-on-Linux only; elsewhere a no-op.
+//!
+//! Opt-in (`RAGSCOPE_HUGE_PAGES=1`), because the gain is not dependable: in `cargo xtask bench
+//! metrics` on the shared development VM (35 MB run, 9 rounds alternating with pytrec_eval)
+//! `trec-eval` took a median 0.108–0.111 s of CPU with it in three runs out of five and
+//! 0.154 and 0.236 s in the other two, against a steady 0.128–0.129 s without: when fresh
+//! 2 MiB blocks are scarce (after pytrec_eval's 230 MB, or other jobs), each huge-page fault
+//! of a madvised region compacts memory or waits for it (the kernel's `defrag=madvise`).
 
 /// Prepares the heap for inputs of `bytes` in all (the qrels and the largest run).
 pub fn prepare_for(bytes: u64) {
@@ -45,7 +52,8 @@ mod glibc {
     const SIZES: std::ops::Range<u64> = (8 << 20)..(64 << 20);
 
     pub fn prepare_for(bytes: u64) {
-        if !SIZES.contains(&bytes) || !huge_pages_on_request() {
+        let on = std::env::var_os("RAGSCOPE_HUGE_PAGES").is_some_and(|v| v == "1");
+        if !on || !SIZES.contains(&bytes) || !huge_pages_on_request() {
             return;
         }
         let pad = bytes.saturating_mul(2) as libc::c_int;
