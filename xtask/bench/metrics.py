@@ -193,6 +193,7 @@ def main():
     ap.add_argument("--sizes", help="comma-separated query counts for the time-per-line curve")
     ap.add_argument("--no-pytrec", action="store_true", help="with --sizes: ragscope only")
     ap.add_argument("--no-ranx", action="store_true", help="leave ranx out (slow to install and run)")
+    ap.add_argument("--baseline", help="another ragscope binary (an earlier build), timed alongside")
     a = ap.parse_args()
     os.makedirs(a.folder, exist_ok=True)
     if a.sizes:
@@ -210,6 +211,9 @@ def main():
     }
     if a.no_ranx:
         del tools["ranx (threads=1)"]
+    if a.baseline:
+        tools["baseline trec-eval"] = [a.baseline, *tools["ragscope trec-eval"][1:]]
+        tools["baseline eval"] = [a.baseline, *tools["ragscope eval"][1:]]
     if a.wasm_node:
         tools["ragscope wasm (node)"] = ["node", a.wasm_node, qrels_path, run_path]
     # One warm-up each (ranx compiles with numba on first use; page cache), then alternate

@@ -8,13 +8,13 @@ use std::process::Command;
 pub fn bench(args: &[String]) -> Result {
     match args.first().map(String::as_str) {
         Some("metrics") if args.iter().any(|a| a == "--sizes") => metrics_sizes(&args[1..]),
-        Some("metrics") => metrics(),
+        Some("metrics") => metrics(&args[1..]),
         Some("udcg") => udcg(),
         Some("infer") if args.iter().any(|a| a == "--gpu-only") => infer_gpu_only(&args[1..]),
         Some("infer") => infer(),
         Some(other) => Err(format!("unknown bench `{other}`: metrics|udcg|infer")),
         None => Err(
-            "usage: cargo xtask bench metrics [--sizes [Q1,Q2,...]] | udcg | infer [--gpu-only --model PATH --passages N]"
+            "usage: cargo xtask bench metrics [--sizes [Q1,Q2,...]] [--no-ranx] [--no-wasm] [--baseline PATH] [--repeat N] | udcg | infer [--gpu-only --model PATH --passages N]"
                 .into(),
         ),
     }
@@ -24,17 +24,28 @@ fn bench_dir() -> PathBuf {
     root().join("target/bench")
 }
 
-fn metrics() -> Result {
+/// `bench metrics [--no-ranx] [--no-wasm] [--baseline PATH] [--repeat N]`: the flags leave ranx
+/// or the wasm row out, time an earlier ragscope build alongside, or change the rounds.
+fn metrics(args: &[String]) -> Result {
+    let value = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let no_wasm = args.iter().any(|a| a == "--no-wasm");
     step("building ragscope (release)");
     run(cmd::cargo().args(["build", "--release", "-p", "ragscope-cli"]))?;
     // The same engine as wasm under Node, for the "wasm within 2x of native" check.
     let node_dir = bench_dir().join("wasm-node");
-    crate::serve::build_js(&node_dir, "nodejs")?;
-    std::fs::copy(
-        root().join("xtask/bench/wasm_node.cjs"),
-        node_dir.join("bench.cjs"),
-    )
-    .map_err(|e| format!("copying the node bench runner: {e}"))?;
+    if !no_wasm {
+        crate::serve::build_js(&node_dir, "nodejs")?;
+        std::fs::copy(
+            root().join("xtask/bench/wasm_node.cjs"),
+            node_dir.join("bench.cjs"),
+        )
+        .map_err(|e| format!("copying the node bench runner: {e}"))?;
+    }
     let python = cmd::venv(
         &bench_dir().join("venv"),
         &root().join("xtask/bench/requirements.txt"),
@@ -46,7 +57,17 @@ fn metrics() -> Result {
         .arg(root().join("target/release/ragscope"))
         .arg("--folder")
         .arg(bench_dir().join("metrics"));
-    c.arg("--wasm-node").arg(node_dir.join("bench.cjs"));
+    if !no_wasm {
+        c.arg("--wasm-node").arg(node_dir.join("bench.cjs"));
+    }
+    if args.iter().any(|a| a == "--no-ranx") {
+        c.arg("--no-ranx");
+    }
+    for flag in ["--baseline", "--repeat"] {
+        if let Some(v) = value(flag) {
+            c.args([flag, &v]);
+        }
+    }
     run(&mut c)
 }
 

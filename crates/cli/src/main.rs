@@ -1,6 +1,7 @@
 //! `ragscope`: evaluate retrieval and RAG runs from the command line.
 
 mod commands;
+mod heap;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -7,7 +7,10 @@
 //! indented lines, exponents, long docnos, too few and too many fields, duplicates.
 
 use proptest::prelude::*;
-use ragscope_eval::formats::{Qrels, QrelsParser, Run, RunParser};
+use ragscope_eval::formats::ParseErrorKind;
+use ragscope_eval::formats::{
+    read_run_input, Input, Qrels, QrelsParser, ReadError, Run, RunParser,
+};
 use ragscope_eval::ParseError;
 
 fn field() -> impl Strategy<Value = String> {
@@ -100,6 +103,13 @@ fn run_fed(bytes: &[u8], chunk: usize) -> Result<Run, ParseError> {
     p.finish()
 }
 
+fn whole(bytes: &[u8]) -> Result<Run, ParseError> {
+    read_run_input("r", Input::Whole(bytes.to_vec().into())).map_err(|e| match e {
+        ReadError::Parse(e) => e,
+        ReadError::Io(e) => panic!("{e}"),
+    })
+}
+
 fn qrels_fed(bytes: &[u8], chunk: usize) -> Result<Qrels, ParseError> {
     let mut p = QrelsParser::new("q");
     for c in bytes.chunks(chunk.max(1)) {
@@ -120,6 +130,35 @@ proptest! {
         let general = flat_run(run_fed(&bytes, 1));
         prop_assert_eq!(&flat_run(run_fed(&bytes, bytes.len())), &general);
         prop_assert_eq!(&flat_run(run_fed(&bytes, chunk)), &general);
+        // held whole (as a mapped file is): parsed in slices, same everything
+        prop_assert_eq!(&flat_run(whole(&bytes)), &general);
+        // the duplicate check (partly done while parsing) against a model: a parsed run has
+        // no docno twice in a topic; a refused one names a real repeat and its first line
+        match &general {
+            Ok((_, topics)) => {
+                for (qid, docs) in topics {
+                    let mut seen = std::collections::HashSet::new();
+                    for (docno, _, line) in docs {
+                        prop_assert!(seen.insert(docno.clone()), "{} twice in {} (line {})", String::from_utf8_lossy(docno), qid, line);
+                    }
+                }
+            }
+            Err(e) => {
+                if let ParseErrorKind::DuplicateDocno { first_line, .. } = &e.kind {
+                    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+                    let fields = |n: u64| -> Vec<Vec<u8>> {
+                        lines[n as usize - 1]
+                            .split(|b| b" \t\r\x0b\x0c".contains(b))
+                            .filter(|f| !f.is_empty())
+                            .map(|f| f.to_vec())
+                            .collect()
+                    };
+                    let (a, b) = (fields(*first_line), fields(e.line));
+                    prop_assert!(*first_line < e.line);
+                    prop_assert_eq!((&a[0], &a[2]), (&b[0], &b[2]));
+                }
+            }
+        }
     }
 
     #[test]

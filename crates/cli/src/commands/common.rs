@@ -20,17 +20,18 @@ pub enum Format {
 /// Qrels read by crates/eval's streaming parser; the error names the file (and line).
 pub fn read_qrels(path: &str) -> Result<Qrels, String> {
     let file = open(path)?;
-    ragscope_eval::formats::read_qrels(path, file).map_err(|e| described(path, e))
+    ragscope_eval::formats::read_qrels_input(path, file).map_err(|e| described(path, e))
 }
 
-/// A run read by crates/eval's streaming parser, never held whole as text.
+/// A run read by crates/eval's parser: a regular file mapped and parsed in place, anything
+/// else streamed, never copied whole into memory as text.
 pub fn read_run(path: &str) -> Result<Run, String> {
     let file = open(path)?;
-    ragscope_eval::formats::read_run(path, file).map_err(|e| described(path, e))
+    ragscope_eval::formats::read_run_input(path, file).map_err(|e| described(path, e))
 }
 
-fn open(path: &str) -> Result<std::fs::File, String> {
-    std::fs::File::open(path).map_err(|e| format!("cannot read '{path}': {e}"))
+fn open(path: &str) -> Result<ragscope_eval::formats::Input, String> {
+    ragscope_eval::formats::open_input(path).map_err(|e| format!("cannot read '{path}': {e}"))
 }
 
 fn described(path: &str, e: ReadError) -> String {

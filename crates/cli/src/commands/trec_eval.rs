@@ -1,7 +1,9 @@
 //! `ragscope trec-eval`: trec_eval 10.0's command line, parsed by hand like its getopt
 //! (so `-l2`, `-M100`, `-mP.5,10`, `--measure=ndcg_cut.10` and permuted flags all work).
 
-use std::io::{Read, Write};
+use std::io::Write;
+
+use ragscope_eval::formats::{open_input, Input};
 use std::process::ExitCode;
 
 /// Everything after `trec-eval` is handed to the trec_eval argument parser untouched.
@@ -13,16 +15,19 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> ExitCode {
-    // Files are streamed: a large run is never held in memory as text and parsed at once.
-    let mut open = |name: &str| -> Result<Box<dyn Read>, String> {
+    // Regular files are mapped (the run parsed in place); stdin and pipes are streamed, so a
+    // large run is never copied whole into memory as text.
+    let mut open = |name: &str| -> Result<Input, String> {
         if name == "-" {
-            return Ok(Box::new(std::io::stdin()));
+            return Ok(Input::Stream(Box::new(std::io::stdin())));
         }
-        std::fs::File::open(name)
-            .map(|f| Box::new(f) as Box<dyn Read>)
-            .map_err(|e| e.to_string())
+        open_input(name).map_err(|e| e.to_string())
     };
-    match ragscope_eval::trec_eval::run_streaming(&args.argv, &mut open) {
+    // The qrels and the run are among the arguments (the other arguments are no files).
+    crate::heap::prepare_for(crate::heap::file_sizes(
+        args.argv.iter().map(String::as_str),
+    ));
+    match ragscope_eval::trec_eval::run_inputs(&args.argv, &mut open) {
         Ok(stdout) => {
             let mut out = std::io::stdout().lock();
             if out

@@ -6,6 +6,7 @@
 
 mod error;
 mod hash;
+mod input;
 pub(crate) mod lines;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod parallel;
@@ -15,6 +16,9 @@ mod run;
 mod topic_index;
 
 pub use error::{ParseError, ParseErrorKind};
+#[cfg(not(target_arch = "wasm32"))]
+pub use input::open_input;
+pub use input::{Input, SharedBytes};
 pub use lines::{quote_bytes, quote_bytes_max, QUOTE_CHARS};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
@@ -45,6 +49,36 @@ pub fn read_run(name: &str, reader: impl std::io::Read) -> Result<Run, ReadError
     parser.finish().map_err(ReadError::Parse)
 }
 
+/// [`read_run`] on an [`Input`]: a stream is read in chunks, bytes held whole are parsed in
+/// place in slices of the same size.
+pub fn read_run_input(name: &str, input: Input) -> Result<Run, ReadError> {
+    match input {
+        Input::Stream(reader) => read_run(name, reader),
+        Input::Whole(bytes) => {
+            let mut parser = RunParser::new(name);
+            parser.expect_bytes(bytes.len());
+            bytes
+                .feed_in_slices(CHUNK, |slice| parser.feed(slice))
+                .map_err(ReadError::Parse)?;
+            parser.finish().map_err(ReadError::Parse)
+        }
+    }
+}
+
+/// [`read_qrels`] on an [`Input`].
+pub fn read_qrels_input(name: &str, input: Input) -> Result<Qrels, ReadError> {
+    match input {
+        Input::Stream(reader) => read_qrels(name, reader),
+        Input::Whole(bytes) => {
+            let mut parser = QrelsParser::new(name);
+            bytes
+                .feed_in_slices(CHUNK, |slice| parser.feed(slice))
+                .map_err(ReadError::Parse)?;
+            parser.finish().map_err(ReadError::Parse)
+        }
+    }
+}
+
 /// Parses qrels from `reader` in chunks, as [`read_run`].
 pub fn read_qrels(name: &str, reader: impl std::io::Read) -> Result<Qrels, ReadError> {
     let mut parser = QrelsParser::new(name);
@@ -52,17 +86,18 @@ pub fn read_qrels(name: &str, reader: impl std::io::Read) -> Result<Qrels, ReadE
     parser.finish().map_err(ReadError::Parse)
 }
 
+/// Natively each chunk is split between two parsing threads: 4 MiB makes a quarter of the
+/// thread hand-offs of 1 MiB (35 → 9 on a 35 MB run) for 3 MiB more memory.
+const CHUNK: usize = if cfg!(target_arch = "wasm32") {
+    1 << 20
+} else {
+    4 << 20
+};
+
 fn feed_chunks(
     mut reader: impl std::io::Read,
     mut feed: impl FnMut(&[u8]) -> Result<(), ParseError>,
 ) -> Result<(), ReadError> {
-    // Natively each chunk is split between two parsing threads: 4 MiB makes a quarter of the
-    // thread hand-offs of 1 MiB (35 → 9 on a 35 MB run) for 3 MiB more memory.
-    const CHUNK: usize = if cfg!(target_arch = "wasm32") {
-        1 << 20
-    } else {
-        4 << 20
-    };
     let mut chunk = vec![0u8; CHUNK];
     loop {
         match reader.read(&mut chunk) {

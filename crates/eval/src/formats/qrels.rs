@@ -92,7 +92,7 @@ impl QrelsTopic {
     /// qrels parse (`count_levels` gives back what is not used).
     fn new(qid: String, like: Option<&QrelsTopic>) -> Self {
         let (judgments, bytes) = like.map_or((0, 0), |t| (t.judgments.len(), t.arena.len()));
-        let mut by_hash = DocnoIndex::default();
+        let mut by_hash = DocnoIndex::sparse();
         if judgments > 0 {
             by_hash.reset(judgments);
         }

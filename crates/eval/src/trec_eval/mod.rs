@@ -15,6 +15,8 @@ mod zscores;
 use std::fmt::Write as _;
 use std::io::Read;
 
+use crate::formats::Input as Opened;
+
 pub use args::Args;
 
 use crate::formats::{
@@ -63,6 +65,16 @@ pub type OpenFile<'a> = dyn FnMut(&str) -> Result<Box<dyn Read>, String> + 'a;
 /// [`run`] for callers that can stream files (the CLI): the run is fed to its parser in
 /// 1 MiB chunks, so it is never held in memory both as text and parsed.
 pub fn run_streaming(args: &[String], open: &mut OpenFile) -> Result<String, TrecEvalError> {
+    run_inputs(args, &mut |name: &str| open(name).map(Opened::Stream))
+}
+
+/// An opened input file: streamed, or held whole (natively, a mapped regular file:
+/// [`crate::formats::open_input`]).
+pub type OpenInput<'a> = dyn FnMut(&str) -> Result<Opened, String> + 'a;
+
+/// [`run_streaming`] for callers that can also hand over whole files (the CLI maps regular
+/// files): a run held whole is parsed in place, its docnos never copied.
+pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecEvalError> {
     let args = Args::parse(args)?;
     if args.version {
         return Err(TrecEvalError::new("trec_eval version 10.0 (ragscope)\n", 0));
@@ -97,9 +109,17 @@ pub fn run_streaming(args: &[String], open: &mut OpenFile) -> Result<String, Tre
     // then the run streams in; the qrels text is never held whole (5 MB less at the peak of
     // the 35 MB benchmark). Errors keep trec_eval's order (everything about the qrels first).
     #[cfg(not(target_arch = "wasm32"))]
-    let (qrels, run) = {
-        let mut reader = open(qrels_name).map_err(cannot_read_qrels)?;
-        std::thread::scope(|scope| {
+    let (qrels, run) = match open(qrels_name).map_err(cannot_read_qrels)? {
+        // held whole: parsed on a second thread while the run is read
+        Opened::Whole(bytes) => std::thread::scope(|scope| {
+            let parser = scope.spawn(move || parse_rel_info_whole(qrels_name, &bytes, format));
+            let run = read_run(run_name, open);
+            let qrels = parser
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (qrels, run)
+        }),
+        Opened::Stream(mut reader) => std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
             let (spent_tx, spent) = std::sync::mpsc::channel::<Vec<u8>>();
             let parser =
@@ -117,7 +137,7 @@ pub fn run_streaming(args: &[String], open: &mut OpenFile) -> Result<String, Tre
             }
             let run = read_run(run_name, open);
             Ok((join(parser), run))
-        })?
+        })?,
     };
     #[cfg(target_arch = "wasm32")]
     let (qrels, run) = {
@@ -196,12 +216,15 @@ struct RelInfo {
     prefs: Vec<PrefsTopic>,
 }
 
-fn read_all(open: &mut OpenFile, name: &str) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    open(name)?
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    Ok(bytes)
+fn read_all(open: &mut OpenInput, name: &str) -> Result<Vec<u8>, String> {
+    match open(name)? {
+        Opened::Whole(bytes) => Ok(bytes.to_vec()),
+        Opened::Stream(mut reader) => {
+            let mut bytes = Vec::new();
+            reader.read_to_end(&mut bytes).map_err(|e| e.to_string())?;
+            Ok(bytes)
+        }
+    }
 }
 
 /// Sends `reader`'s bytes in 1 MiB chunks until its end, or until the receiver hangs up (it
@@ -253,6 +276,25 @@ fn parse_rel_info_chunks(
         // the reader may have finished already: then the buffer is simply dropped
         let _ = spent.send(chunk);
     }
+    let qrels = parser.finish().map_err(|e| bad_qrels(name, e))?;
+    Ok(qrels_info(name, qrels))
+}
+
+/// [`parse_rel_info`] on bytes held whole: plain qrels in slices (see
+/// [`crate::formats::SharedBytes::feed_in_slices`]), the other formats at once.
+#[cfg(not(target_arch = "wasm32"))]
+fn parse_rel_info_whole(
+    name: &str,
+    bytes: &crate::formats::SharedBytes,
+    format: RelFormat,
+) -> Result<RelInfo, TrecEvalError> {
+    if format != RelFormat::Qrels {
+        return parse_rel_info(name, bytes, format);
+    }
+    let mut parser = crate::formats::QrelsParser::new(name);
+    bytes
+        .feed_in_slices(1 << 20, |slice| parser.feed(slice))
+        .map_err(|e| bad_qrels(name, e))?;
     let qrels = parser.finish().map_err(|e| bad_qrels(name, e))?;
     Ok(qrels_info(name, qrels))
 }
@@ -309,7 +351,7 @@ fn parse_rel_info(name: &str, bytes: &[u8], format: RelFormat) -> Result<RelInfo
     Ok(info)
 }
 
-fn read_run(name: &str, open: &mut OpenFile) -> Result<Run, TrecEvalError> {
+fn read_run(name: &str, open: &mut OpenInput) -> Result<Run, TrecEvalError> {
     let quit =
         |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
     let cannot = |e: String| {
@@ -318,7 +360,7 @@ fn read_run(name: &str, open: &mut OpenFile) -> Result<Run, TrecEvalError> {
         ))
     };
     let file = open(name).map_err(cannot)?;
-    crate::formats::read_run(name, file).map_err(|e| match e {
+    crate::formats::read_run_input(name, file).map_err(|e| match e {
         ReadError::Io(e) => cannot(e.to_string()),
         ReadError::Parse(e) => quit(format!("trec_eval.get_results: {e}\n")),
     })

@@ -1,0 +1,95 @@
+//! The heap of a large evaluation on transparent huge pages.
+//!
+//! Parsing a run allocates about a byte of result entries and docnos per byte of run file,
+//! written once, front to back. On 4 KiB pages every one of those pages costs a page fault (trap,
+//! zeroing, memory-cgroup charge): with the run file mapped, 9,100 of them were left in the
+//! 35 MB benchmark, about 21 ms of its 125 ms of CPU. Linux backs a region with 2 MiB pages
+//! when it is `madvise(MADV_HUGEPAGE)`d (what `/sys/kernel/mm/transparent_hugepage/enabled`
+//! set to `madvise`, the usual default, asks for), which cut that to about 750 faults and the
+//! system time from ≈ 36 to ≈ 16 ms. Only for inputs of 8 to 64 MB: see `SIZES`.
+//!
+//! glibc's own switch for this (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`) can only be set in
+//! the environment before the process starts, so this does by hand what it does: grow the
+//! main heap once by about what the inputs will need (address space only: untouched pages
+//! cost nothing), mark that range for huge pages, and keep every thread on the main heap so
+//! the parsing threads allocate from it too. glibc-on-Linux only; elsewhere a no-op.
+//!
+//! Opt-in (`RAGSCOPE_HUGE_PAGES=1`), because the gain is not dependable: in `cargo xtask bench
+//! metrics` on the shared development VM (35 MB run, 9 rounds alternating with pytrec_eval)
+//! `trec-eval` took a median 0.108–0.111 s of CPU with it in three runs out of five and
+//! 0.154 and 0.236 s in the other two, against a steady 0.128–0.129 s without: when fresh
+//! 2 MiB blocks are scarce (after pytrec_eval's 230 MB, or other jobs), each huge-page fault
+//! of a madvised region compacts memory or waits for it (the kernel's `defrag=madvise`).
+
+/// Prepares the heap for inputs of `bytes` in all (the qrels and the largest run).
+pub fn prepare_for(bytes: u64) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    glibc::prepare_for(bytes);
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = bytes;
+}
+
+/// The summed sizes of those of `paths` that are regular files (0 for stdin, pipes, errors).
+pub fn file_sizes<'a>(paths: impl IntoIterator<Item = &'a str>) -> u64 {
+    paths
+        .into_iter()
+        .filter_map(|p| std::fs::metadata(p).ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod glibc {
+    const HUGE_PAGE: usize = 2 << 20;
+
+    /// Inputs outside this range keep glibc's defaults. Below, the faults cost a millisecond or
+    /// two. Above, huge pages were a loss on the development VM: with 116 MB and 290 MB runs
+    /// `trec-eval` spent 0.2–0.8 s of system time zeroing them (`clear_page_erms` under
+    /// `do_huge_pmd_anonymous_page`, 57 % of the samples) where 4 KiB pages took 0.17 s, and
+    /// glibc's own switch did the same (0.6–0.76 s): fresh 2 MiB blocks of guest memory are
+    /// slow to come by there, a few dozen are not.
+    const SIZES: std::ops::Range<u64> = (8 << 20)..(64 << 20);
+
+    pub fn prepare_for(bytes: u64) {
+        let on = std::env::var_os("RAGSCOPE_HUGE_PAGES").is_some_and(|v| v == "1");
+        if !on || !SIZES.contains(&bytes) || !huge_pages_on_request() {
+            return;
+        }
+        let pad = bytes.saturating_mul(2) as libc::c_int;
+        // SAFETY: mallopt, malloc, free, sbrk(0) (which only reads the break) and madvise with
+        // MADV_HUGEPAGE (a hint that changes no contents) are sound at any time; every pointer
+        // malloc returns is freed once, and madvise gets a page-aligned range of the heap.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, 1);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, libc::c_int::MAX);
+            libc::mallopt(libc::M_TOP_PAD, pad);
+            // The top of the heap may hold a little room already: allocate until glibc has to
+            // move the break (then by the pad), and give it all back.
+            let before = libc::sbrk(0) as usize;
+            let mut held = Vec::with_capacity(64);
+            while libc::sbrk(0) as usize == before && held.len() < 64 {
+                let p = libc::malloc(64 << 10);
+                if p.is_null() {
+                    break;
+                }
+                held.push(p);
+            }
+            for p in held {
+                libc::free(p);
+            }
+            let end = libc::sbrk(0) as usize;
+            let start = before.next_multiple_of(HUGE_PAGE);
+            let end = end - end % HUGE_PAGE;
+            if end > start {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+
+    /// Whether the kernel gives huge pages to a region that asks (`always` or `madvise`).
+    fn huge_pages_on_request() -> bool {
+        std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .is_ok_and(|s| s.contains("[always]") || s.contains("[madvise]"))
+    }
+}
