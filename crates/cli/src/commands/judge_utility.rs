@@ -144,9 +144,16 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
         task,
         items,
         &mut |_| Vec::new(),
-        &|records: &[ItemRecord]| output.write(records, &model_name),
+        &|records: &[ItemRecord]| match kind {
+            ProviderKind::Gemini => output.write_hinted(records, &model_name, GEMINI_HINT),
+            _ => output.write(records, &model_name),
+        },
     )
 }
+
+/// The note's advice on exact values when Gemini gave bounds (it has no echo).
+const GEMINI_HINT: &str =
+    "use an OpenAI-compatible server serving the model with --gguf or --template";
 
 /// The providers that give log-probabilities, and the way each gives them: echo (`--gguf`,
 /// `--template`) needs `/completions`, which Gemini does not have; Anthropic gives none.
