@@ -13,8 +13,9 @@
 //! first token is listed, else only an upper bound); with the served model's GGUF, `/completions`
 //! with the prompt rendered by its chat template and echoed (exact), after the task's alignment
 //! probe. UDCG (crates/eval, γ = 1/3) of a context is computed only from exact values of all its
-//! passages; a bound is carried as a bound ("≤ x"), never used as a value. Anthropic and Gemini
-//! give no log-probabilities (crates/judge asks them for none): no p(NO-RESPONSE), no UDCG.
+//! passages; a bound is carried as a bound ("≤ x"), never used as a value. Gemini gives the top
+//! 20 only (crates/judge sends `responseLogprobs`; it has no /completions to echo), for the
+//! models that serve them. Anthropic gives no log-probabilities: no p(NO-RESPONSE), no UDCG.
 //!
 //! A failed call (after its retries) is reported as failed and never scored; a failed utility
 //! call leaves its p and the UDCG that needs it out, and marks the context to be sent again. Generic over the
@@ -24,7 +25,7 @@
 use super::inference::litm::{context, item_of, utility_passages};
 use super::judges::job::{kind_of, prompt_text, PROBE_REQUESTS};
 use super::Workspace;
-use crate::protocol::judges::ProviderChoice;
+use crate::protocol::judges::{ProviderChoice, UtilityTemplate};
 use crate::protocol::litm::{
     LitmEvent, LitmPrompt, LitmQuestion, LitmRequest, RemoteEstimate, RemoteRun,
 };
@@ -96,12 +97,15 @@ pub fn no_logprobs_reason(provider: ProviderChoice) -> Option<&'static str> {
         ProviderChoice::Anthropic => {
             Some("Anthropic's Messages API returns no log-probabilities of any token")
         }
-        ProviderChoice::Gemini => Some(
-            "ragscope's Gemini provider does not request log-probabilities (responseLogprobs), \
-             so its replies carry none",
-        ),
-        ProviderChoice::OpenAi | ProviderChoice::OpenAiCompatible => None,
+        ProviderChoice::Gemini | ProviderChoice::OpenAi | ProviderChoice::OpenAiCompatible => None,
     }
+}
+
+/// Whether the provider echoes a prompt rendered with the served model's chat template
+/// (`/completions` with `echo`: exact p): OpenAI-compatible servers only. OpenAI's
+/// `/completions` does not echo chat models' prompts, and Gemini has none.
+pub fn echo_offered(provider: ProviderChoice) -> bool {
+    provider == ProviderChoice::OpenAiCompatible
 }
 
 /// The utility prompts of `run` from the worker's workspace (the GGUF it read for the chat
@@ -114,6 +118,13 @@ pub fn server_prompts(ws: &Workspace, run: &RemoteRun) -> Result<Option<ServerPr
     if let Some(why) = no_logprobs_reason(run.remote.provider) {
         return Err(format!("no p(NO-RESPONSE) from this provider: {why}"));
     }
+    if !echo_offered(run.remote.provider) && *template != UtilityTemplate::None {
+        return Err(format!(
+            "{} serves no /completions echo for exact p(NO-RESPONSE): only its top 20 \
+             log-probabilities (no GGUF)",
+            run.remote.provider.label()
+        ));
+    }
     ws.server_prompts(template).map(Some)
 }
 
@@ -124,6 +135,10 @@ fn utility_plan(run: &RemoteRun, prompts: &ServerPrompts) -> Result<UtilityPlan,
     let words = match &scoring {
         Scoring::Echo { .. } => {
             "exact: /completions echo of the prompt rendered with the GGUF's chat template"
+        }
+        Scoring::TopLogprobs { .. } if run.remote.provider == ProviderChoice::Gemini => {
+            "Gemini's top 20 logprobs of the first answer token (responseLogprobs): exact when \
+             NO-RESPONSE's first token is listed, else only an upper bound"
         }
         Scoring::TopLogprobs { .. } => {
             "the chat endpoint's top 20 logprobs: exact when NO-RESPONSE's first token is \

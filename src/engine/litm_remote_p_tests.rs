@@ -395,18 +395,81 @@ fn a_misaligned_echo_is_refused_after_the_probe_and_nothing_else_is_sent() {
 }
 
 #[test]
-fn anthropic_and_gemini_give_no_p_and_say_why() {
+fn anthropic_gives_no_p_and_says_why_and_gemini_no_echo() {
     let ws = Workspace::default();
-    for (provider, word) in [
-        (ProviderChoice::Anthropic, "Anthropic"),
-        (ProviderChoice::Gemini, "Gemini"),
-    ] {
-        let mut r = remote_run("http://127.0.0.1:9", vec![], UtilityTemplate::None);
-        r.remote.provider = provider;
-        let e = server_prompts(&ws, &r).err().unwrap();
-        assert!(e.contains(word) && e.contains("log-probabilities"), "{e}");
-        r.utility = None;
-        assert!(server_prompts(&ws, &r).unwrap().is_none());
+    let mut r = remote_run("http://127.0.0.1:9", vec![], UtilityTemplate::None);
+    r.remote.provider = ProviderChoice::Anthropic;
+    let e = server_prompts(&ws, &r).err().unwrap();
+    assert!(
+        e.contains("Anthropic") && e.contains("log-probabilities"),
+        "{e}"
+    );
+    r.utility = None;
+    assert!(server_prompts(&ws, &r).unwrap().is_none());
+    // Gemini: the top 20, never the echo of a rendered prompt (it has no /completions).
+    r.remote.provider = ProviderChoice::Gemini;
+    r.utility = Some(UtilityTemplate::None);
+    assert!(server_prompts(&ws, &r).unwrap().is_some());
+    r.utility = Some(text_template());
+    let e = server_prompts(&ws, &r).err().unwrap();
+    assert!(e.contains("Gemini") && e.contains("echo"), "{e}");
+}
+
+#[test]
+fn gemini_gives_its_top_20_values_and_bounds_through_response_logprobs() {
+    let server = FakeServer::start(fake::markers()).unwrap();
+    let questions = vec![
+        question("a", "Paris", EXACT, ""),
+        question("c", "Bern", NO_LP, ""),
+    ];
+    let mut r = remote_run(&server.url(), questions, UtilityTemplate::None);
+    r.remote = RemoteModel {
+        provider: ProviderChoice::Gemini,
+        model: "gemini-2.0-flash".into(),
+        base_url: server.url(),
+    };
+    let ws = Workspace::default();
+    let key = Some(ragscope_judge::ApiKey::new("test-key"));
+    let p = prepare(r.clone(), key, false, server_prompts(&ws, &r).unwrap()).unwrap();
+    let env = env_of(&p, &Rc::new(MemoryCache::new()));
+    let out = RefCell::new(Vec::new());
+    block_on(run(
+        p,
+        env,
+        Control::new(),
+        || 0.0,
+        |e| out.borrow_mut().push(e),
+    ));
+    let out = out.into_inner();
+    assert!(
+        matches!(out.last(), Some(LitmEvent::Done { .. })),
+        "{out:?}"
+    );
+    // 6 answers, 2 × 3 passages alone, 6 whole contexts, all to Gemini's endpoint.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 18);
+    assert!(reqs
+        .iter()
+        .all(|q| q.path == "/v1beta/models/gemini-2.0-flash:generateContent"));
+    let asked = reqs
+        .iter()
+        .filter(|q| q.body.contains("\"responseLogprobs\":true"))
+        .count();
+    assert_eq!(asked, 12, "the utility calls, not the answers");
+    let items = items_of(&out);
+    assert_eq!(items.len(), 6);
+    for position in 1..=K {
+        let first = context_of(position)[0];
+        let i = item(&items, "a", position);
+        assert_eq!(i.correct, position == 1);
+        let want = expected_udcg(EXACT, position);
+        assert!((i.udcg.unwrap() - want).abs() < 1e-12, "a at {position}");
+        assert!((i.p_no_response.unwrap() - EXACT[first].unwrap().exp()).abs() < 1e-12);
+        assert!(!i.p_bound && i.udcg_missing.is_none());
+        let i = item(&items, "c", position);
+        assert_eq!(i.udcg, None);
+        assert!(i.p_bound);
+        assert!((i.p_no_response.unwrap() - chat_bound()).abs() < 1e-15);
     }
 }
 

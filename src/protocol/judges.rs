@@ -85,8 +85,8 @@ pub enum JudgeTaskChoice {
     Pointwise,
     /// Open RAG Eval citation support of each (sentence, cited passage) → JSONL.
     Citations,
-    /// p(NO-RESPONSE | question, passage) from an OpenAI-compatible server (`ragscope judge
-    /// utility`) → `ragscope utility`'s utilities TSV or filled UDCG JSON.
+    /// p(NO-RESPONSE | question, passage) from a server's log-probabilities: OpenAI-compatible,
+    /// OpenAI or Gemini (`ragscope judge utility`) → `ragscope utility`'s utilities TSV or filled UDCG JSON.
     Utility,
 }
 

@@ -378,13 +378,11 @@ impl JudgeForm {
     }
 
     fn utility_inputs(&self, inputs: &JudgeInputs) -> Result<TaskInputs, String> {
-        if !matches!(
-            self.provider,
-            ProviderChoice::OpenAiCompatible | ProviderChoice::OpenAi
-        ) {
+        if !utility_provider(self.provider) {
             return Err(
-                "Utilities need an OpenAI-compatible server (vLLM, llama.cpp's server): choose \
-                 it as the API."
+                "Utilities need log-probabilities, which Anthropic's API does not give: choose an \
+                 OpenAI-compatible server (vLLM, llama.cpp's server), OpenAI, or Gemini (its top \
+                 20 logprobs) as the API."
                     .into(),
             );
         }
@@ -419,8 +417,14 @@ impl JudgeForm {
             _ => return Err("Pick the passages to score.".into()),
         };
         let u = &self.utility;
+        // Gemini has no /completions to echo a rendered prompt: its top 20 logprobs only (the
+        // page offers no template for it).
+        let choice = match self.provider {
+            ProviderChoice::Gemini => TemplateChoice::None,
+            _ => u.template,
+        };
         let template =
-            match u.template {
+            match choice {
                 TemplateChoice::None => UtilityTemplate::None,
                 TemplateChoice::Gguf => match (&u.gguf, &u.gguf_reading) {
                     (_, Some((_, name))) => return Err(format!("Reading {name}…")),
@@ -444,6 +448,13 @@ impl JudgeForm {
             };
         Ok(TaskInputs::Utility { source, template })
     }
+}
+
+/// Whether the utility task can read p(NO-RESPONSE) from this API's log-probabilities:
+/// OpenAI-compatible servers and OpenAI (top 20, or echo), Gemini (top 20 through
+/// `responseLogprobs`); Anthropic gives none.
+pub fn utility_provider(p: ProviderChoice) -> bool {
+    !matches!(p, ProviderChoice::Anthropic)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -610,13 +621,8 @@ impl Reducible for JudgeState {
             JudgeAction::SetMaxCost(v) => f.max_cost = v,
             JudgeAction::SetMaxTokens(v) => f.max_tokens = v,
             JudgeAction::SetTask(t) => {
-                // Utilities are read from an OpenAI-compatible server's logprobs.
-                if t == JudgeTaskChoice::Utility
-                    && !matches!(
-                        f.provider,
-                        ProviderChoice::OpenAiCompatible | ProviderChoice::OpenAi
-                    )
-                {
+                // Utilities are read from logprobs, which Anthropic does not give.
+                if t == JudgeTaskChoice::Utility && !utility_provider(f.provider) {
                     let b = f.base_url.trim().trim_end_matches('/');
                     if b.is_empty() || b == f.provider.default_base_url() {
                         f.base_url = ProviderChoice::OpenAiCompatible.default_base_url().into();
@@ -1274,10 +1280,25 @@ mod tests {
             s.form.base_url,
             ProviderChoice::OpenAiCompatible.default_base_url()
         );
-        // Back to a hosted API: refused in the user's words.
-        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Gemini));
+        // Back to Anthropic, which gives no log-probabilities: refused in the user's words.
+        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Anthropic));
         let e = s.form.spec(&inputs()).unwrap_err();
         assert!(e.contains("OpenAI-compatible server"), "{e}");
+        assert!(e.contains("Anthropic"), "{e}");
+        // Gemini gives its top 20 logprobs: kept, and always without a template (no echo),
+        // whatever template was chosen for another server.
+        s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Gemini));
+        s = reduce(s, JudgeAction::SetTask(JudgeTaskChoice::Umbrela));
+        s = reduce(s, JudgeAction::SetTask(JudgeTaskChoice::Utility));
+        assert_eq!(s.form.provider, ProviderChoice::Gemini);
+        s = reduce(s, JudgeAction::SetTemplateChoice(TemplateChoice::Gguf));
+        let mut udcg_loaded = inputs();
+        udcg_loaded.udcg = vec![(6, "d.json".into())];
+        assert_eq!(
+            utility_spec(&s, &udcg_loaded).unwrap(),
+            (ComputeSource::Udcg(6), UtilityTemplate::None)
+        );
+        s = reduce(s, JudgeAction::SetTemplateChoice(TemplateChoice::None));
         s = reduce(
             s,
             JudgeAction::SetProvider(ProviderChoice::OpenAiCompatible),

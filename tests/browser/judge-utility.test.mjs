@@ -8,7 +8,9 @@
 //  - a UDCG JSON without a template (chat top_logprobs): the downloaded JSON equals the CLI's,
 //    bounds written as bounds and said so;
 //  - a misaligned server (the fake's `shifted` scenario) refused with the CLI's message after
-//    its 2 probe requests.
+//    its 2 probe requests;
+//  - Gemini (the fake speaks its wire format; `responseLogprobs` gets the same top 20): no
+//    template offered, the downloaded JSON equals `ragscope judge utility --provider gemini`'s.
 // Requests go only to the app's origin and the fake servers (none before Start); no CSP
 // violation, no page error. Screenshots at desktop and phone widths.
 import { test, before, after } from 'node:test';
@@ -197,6 +199,48 @@ test('a UDCG JSON without a template: bounds written as bounds, the JSON equals 
   assert.ok(info(0, 1).no_res_prob_upper_bound > 0);
   // The exact values (2 of 3) are loaded as utilities.
   await page.waitForSelector('.file[data-kind="utilities"][data-file="utilities-fake-judge-udcg.tsv"]', { timeout: 30_000 });
+  assert.deepEqual(onlyOurOrigins(requests), []);
+  assert.deepEqual(csp, []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('Gemini: its top 20 (responseLogprobs) fill the UDCG JSON as the CLI does, no template offered', async () => {
+  const { context, page, errors, requests, csp } = await openJudges();
+  await page.setInputFiles('#file-input', fx('udcg.json'));
+  await page.waitForSelector('.file[data-kind="udcg-json"]', { timeout: 30_000 });
+  await page.selectOption('#judge-task', 'utility');
+  await page.waitForSelector('#judge-task-inputs[data-task="utility"]');
+  await page.selectOption('#judge-provider', 'gemini');
+  await page.waitForSelector('#judge-template-gemini');
+  assert.equal(await page.$('#judge-template'), null, 'no echo for Gemini: no template choice');
+  assert.equal(await page.$eval('#judge-provider', (s) => s.value), 'gemini', 'Gemini is kept for utilities');
+  await page.fill('#judge-model', 'gemini-fake');
+  await page.fill('#judge-base-url', fakeOrigin);
+  await page.fill('#judge-key', 'test-gemini-key');
+  await page.click('#judge-estimate');
+  await page.waitForSelector('#judge-preview');
+  assert.equal(await page.getAttribute('#judge-preview', 'data-requests'), '3');
+  assert.match(await page.textContent('#judge-estimate-summary'), /\/v1beta\/models\/gemini-fake:generateContent/);
+  const before = await fakeCount(fakeOrigin);
+  await page.click('#judge-start');
+  await page.waitForSelector('#judge-result', { timeout: 60_000 });
+  assert.equal(await fakeCount(fakeOrigin), before + 3);
+  const sent = (await (await fetch(`${fakeOrigin}/__fake/requests`)).json()).requests.slice(before);
+  assert.ok(sent.every((r) => JSON.parse(r.body).generationConfig.responseLogprobs === true), 'responseLogprobs asked');
+  assert.match(await page.textContent('#judge-result-note'),
+    /1 of 3 probabilities are only upper bounds .*; use an OpenAI-compatible server serving the model, with its GGUF or a template file, for exact values/);
+  const pageJson = JSON.parse(await download(page, 'utilities-gemini-fake.json'));
+  const cliOut = join(tmp, 'cli-gemini-utilities.json');
+  execFileSync(cli, ['judge', 'utility', '--provider', 'gemini', '--base-url', fakeOrigin, '--model', 'gemini-fake',
+    '--no-cache', '--quiet', '--log', join(tmp, 'log-gemini.jsonl'), fx('udcg.json'), '-o', cliOut],
+  { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, GEMINI_API_KEY: 'test-gemini-key' } });
+  assert.deepEqual(pageJson, JSON.parse(await readFile(cliOut, 'utf8')));
+  // The fake lists "NO" at the passage's lp among Gemini's topCandidates: p = e^lp.
+  const info = (e, p) => pageJson[e].passages[p].models_info['gemini-fake'];
+  assert.equal(info(0, 0).no_res_prob, Math.exp(-3.0));
+  assert.equal(info(0, 1).no_res_prob, undefined, 'a bound is never a value');
+  assert.ok(info(0, 1).no_res_prob_upper_bound > 0);
   assert.deepEqual(onlyOurOrigins(requests), []);
   assert.deepEqual(csp, []);
   assert.deepEqual(errors, []);

@@ -21,6 +21,9 @@
 // IndexedDB with no new request, and the estimate then counts only what failed. A UDCG reference
 // JSON (no directives): every p only a bound, "≤ x" and `<=x`, UDCG "–" with the count.
 // Screenshots at desktop and phone widths (target/e2e-artifacts/litm-remote-*.png).
+// With Gemini as the remote model (the fake speaks its wire format too, and lists "NO" at lp
+// among `logprobsResult.topCandidates` when asked with `responseLogprobs`): the same p = e^lp
+// and UDCG equal to `ragscope udcg`; Anthropic still says why it gives none.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -272,8 +275,8 @@ test('a remote LLM answers the contexts: accuracy by the rule, failures shown, m
     + `Question: ${q0.question}\nAnswer:\n`);
   assert.equal(await fakeCount(), 27, 'an estimate sends nothing');
 
-  // Anthropic and Gemini: no p(NO-RESPONSE), and the page says why; no whole-context option.
-  for (const [provider, why] of [['anthropic', /Anthropic's Messages API returns no log-probabilities/], ['gemini', /Gemini provider does not request log-probabilities/]]) {
+  // Anthropic: no p(NO-RESPONSE), and the page says why; no whole-context option.
+  for (const [provider, why] of [['anthropic', /Anthropic's Messages API returns no log-probabilities/]]) {
     await page.selectOption('#litm-remote-provider', provider);
     await page.fill('#litm-remote-model', 'some-model');
     await page.waitForSelector('#litm-remote-no-p');
@@ -281,11 +284,78 @@ test('a remote LLM answers the contexts: accuracy by the rule, failures shown, m
     assert.equal(await page.$('#litm-context-p'), null);
     assert.equal(await page.$('#litm-remote-utility'), null);
   }
+  // Gemini: its top 20 through responseLogprobs (run in the next test); no GGUF (no echo).
+  await page.selectOption('#litm-remote-provider', 'gemini');
+  await page.waitForSelector('#litm-remote-gemini');
+  assert.equal(await page.$('#litm-remote-no-p'), null);
+  assert.equal(await page.$('#litm-remote-gguf'), null);
+  assert.match(await page.$eval('#litm-remote-gemini', (x) => x.textContent), /responseLogprobs/);
 
   assert.deepEqual(errors.filter((x) => !/400 \(Bad Request\)/.test(x)), []);
   const outside = requests.filter((u) => !u.startsWith(origin) && !u.startsWith(fakeOrigin) && !u.startsWith('blob:') && !u.startsWith('data:'));
   assert.deepEqual(outside, []);
   assert.ok(requests.some((u) => u.startsWith(fakeOrigin)), 'the worker\'s requests are seen');
+  await context.close();
+});
+
+test('Gemini: p(NO-RESPONSE) from its top 20 (responseLogprobs) equals e^lp, UDCG is computed, failures shown', async (t) => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  const requests = [];
+  context.on('request', (r) => requests.push(r.url()));
+  const before = await fakeCount();
+  await setUp(page);
+  await page.selectOption('#litm-remote-provider', 'gemini');
+  await page.fill('#litm-remote-model', 'gemini-fake');
+  await page.fill('#litm-remote-base-url', fakeOrigin);
+  await page.fill('#litm-remote-key', 'test-gemini-key');
+  await page.waitForSelector('#litm-remote-gemini');
+  assert.equal(await page.$('#litm-remote-no-p'), null);
+  assert.equal(await page.$eval('#litm-remote-utility', (x) => x.dataset.exact), 'false');
+  // 9 answers, 9 passages alone, 9 whole contexts, all to Gemini's generateContent.
+  const e = await estimate(page);
+  assert.equal(e.requests, 27, e.text);
+  assert.match(e.text, new RegExp(`of them 18 for p\\(NO-RESPONSE\\)\\) to ${fakeOrigin}/v1beta/models/gemini-fake:generateContent`));
+  assert.match(await page.$eval('#litm-remote-scoring', (x) => x.textContent), /Gemini's top 20 logprobs.*responseLogprobs.*upper bound/);
+  assert.equal(await fakeCount() - before, 0, 'no request before Start');
+  await page.click('#litm-run');
+  await page.waitForFunction(() => /Done in/.test(document.querySelector('#litm-message')?.textContent ?? '')
+    || document.querySelector('#litm-error'), null, { timeout: 120_000 });
+  assert.equal(await page.$('#litm-error'), null, await page.$eval('#litm-error', (x) => x.textContent).catch(() => ''));
+  assert.equal(await fakeCount() - before, 27);
+  const sent = (await (await fetch(`${fakeOrigin}/__fake/requests`)).json()).requests.slice(before);
+  assert.ok(sent.every((r) => r.path === '/v1beta/models/gemini-fake:generateContent'), 'Gemini\'s endpoint only');
+  assert.equal(sent.filter((r) => JSON.parse(r.body).generationConfig?.responseLogprobs === true).length, 18);
+  // r3's answers (400) and its gold alone and 3 contexts: shown, never a number.
+  assert.equal(await page.$eval('#litm-failed', (x) => x.dataset.failed), '3');
+  assert.equal(await page.$eval('#litm-utility-failed', (x) => x.dataset.failed), '4');
+  const items = parseCsv(await download(page, '#litm-export-items'));
+  assert.equal(items.length, 6);
+  for (const i of items) {
+    const q = QUESTIONS.find((x) => x.qid === i.qid);
+    assert.equal(i.correct, String(i.position === '1'), `${i.qid} at ${i.position}: ${i.answer}`);
+    // The fake lists "NO" at lp among Gemini's topCandidates: p = e^lp of the passage first.
+    const want = Math.exp(q.lp[contextOf(q, Number(i.position))[0]]);
+    assert.ok(Math.abs(Number(i.p_no_response) - want) <= 1e-12, `p of ${i.qid} at ${i.position}: ${i.p_no_response} vs ${want}`);
+    assert.notEqual(i.udcg, '');
+    assert.equal(i.udcg_missing, '');
+  }
+  const summary = parseCsv(await download(page, '#litm-export-csv'));
+  const want = existsSync(CLI) ? cliMetrics(new Set(items.map((i) => i.qid)), QUESTIONS, POSITIONS, K, 'cli-gemini') : null;
+  if (!want) skip(t, `the CLI comparison (no ${CLI}; build it with cargo build -p ragscope-cli)`);
+  for (const row of summary) {
+    const p = Number(row.position);
+    const ps = QUESTIONS.slice(0, 2).map((q) => Math.exp(q.lp[contextOf(q, p)[0]]));
+    assert.ok(Math.abs(Number(row.p_no_response) - (ps[0] + ps[1]) / 2) <= 1e-12, `p(NO-RESPONSE) at ${p}`);
+    assert.equal(row.udcg_missing, '0');
+    if (want) assert.ok(Math.abs(Number(row.udcg) - want.get(p).UDCG) <= 1e-12, `UDCG at ${p}: page ${row.udcg}, CLI ${want.get(p).UDCG}`);
+  }
+  assert.deepEqual(errors.filter((x) => !/400 \(Bad Request\)/.test(x)), []);
+  const outside = requests.filter((u) => !u.startsWith(origin) && !u.startsWith(fakeOrigin) && !u.startsWith('blob:') && !u.startsWith('data:'));
+  assert.deepEqual(outside, []);
   await context.close();
 });
 

@@ -193,3 +193,83 @@ fn dry_run_sends_nothing_and_bad_usage_is_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("give either INPUT.json"));
 }
+
+/// `ragscope judge utility --provider P --model gemini-2.0-flash --base-url FAKE <extra>` with
+/// the provider's key in its environment variable.
+fn judge_utility_on(provider: &str, server: &FakeServer, dir: &Path, extra: &[String]) -> Output {
+    let mut args: Vec<String> = [
+        "judge",
+        "utility",
+        "--provider",
+        provider,
+        "--model",
+        "gemini-2.0-flash",
+        "--quiet",
+        "--no-cache",
+        "--base-url",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(server.url());
+    args.extend(["--log".into(), p(&dir.join("log.jsonl"))]);
+    args.extend(extra.iter().cloned());
+    Command::new(env!("CARGO_BIN_EXE_ragscope"))
+        .args(&args)
+        .env("GEMINI_API_KEY", "test-gemini-key")
+        .env("ANTHROPIC_API_KEY", "test-anthropic-key")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn gemini_gives_top_logprobs_and_refuses_echo() {
+    let server = FakeServer::start(fake::markers()).unwrap();
+    let dir = tmp("gemini");
+    let mut extra = run_files(&dir);
+    extra.extend(["-o".into(), p(&dir.join("u.tsv"))]);
+    let out = judge_utility_on("gemini", &server, &dir, &extra);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("responseLogprobs"), "{stderr}");
+    // The fake lists "NO" last among the 20 at each passage's lp: values, not bounds.
+    let tsv = std::fs::read_to_string(dir.join("u.tsv")).unwrap();
+    assert_eq!(
+        tsv,
+        format!(
+            "qid\tdocno\trelevant\tno_res_prob\nq1\td1\t1\t{}\nq1\td2\t0\t{}\n",
+            (-2.5f64).exp(),
+            (-7.25f64).exp()
+        )
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "one request per passage, no probe");
+    assert!(reqs
+        .iter()
+        .all(|r| r.path == "/v1beta/models/gemini-2.0-flash:generateContent"));
+    let body: Value = serde_json::from_str(&reqs[0].body).unwrap();
+    assert_eq!(body["generationConfig"]["responseLogprobs"], true);
+    assert_eq!(body["generationConfig"]["logprobs"], 20);
+    // Echo needs /completions: refused for Gemini before anything is sent; Anthropic gives no
+    // log-probabilities at all.
+    let mut echo = run_files(&dir);
+    echo.extend([
+        "--template".into(),
+        p(&dir.join("chat.jinja")),
+        "-o".into(),
+        p(&dir.join("e.tsv")),
+    ]);
+    let out = judge_utility_on("gemini", &server, &dir, &echo);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("Gemini does not serve") && stderr.contains("/completions"),
+        "{stderr}"
+    );
+    let out = judge_utility_on("anthropic", &server, &dir, &extra);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no log-probabilities"), "{stderr}");
+    assert_eq!(server.request_count(), 2, "the refusals sent nothing");
+    assert!(!dir.join("e.tsv").exists());
+}

@@ -47,7 +47,8 @@
 //! X when the first `FAKE{...}` block of the request holds `answer=X`, else `NO-RESPONSE`. With
 //! `FAKE{answer=...}` in each gold passage and a `FAKE{...}` block in every distractor, a context
 //! is answered correctly exactly when its gold passage comes first. A request that asks for
-//! log-probabilities (the utility task) gets the fake model's instead (below), `answer=` or not:
+//! log-probabilities (the utility task: OpenAI `/completions` or chat, Gemini with
+//! `responseLogprobs`) gets the fake model's instead (below), `answer=` or not:
 //! `lp=X` in a passage then sets p(NO-RESPONSE) of that passage alone (and of a whole context,
 //! the first `lp` of its prompt), and `lpfail` answers such a request 400 (the answers are not
 //! affected).
@@ -933,7 +934,10 @@ pub fn scenario(name: &str) -> Option<Script> {
 // * echo: the prompt's tokens then "Sure", the first logprob null; `cut` drops the last 3;
 //   the `shifted` script gives token i the value at position i + 1 (the completion included);
 // * chat `top_logprobs: N`: "Sure" at −0.1, then "alt1".."alt{N-1}" at −(4 + 0.25·k); with
-//   `lp=X` the last alternative is "NO" at X.
+//   `lp=X` the last alternative is "NO" at X;
+// * Gemini `generationConfig.responseLogprobs: true, logprobs: N`: the same N alternatives as
+//   `logprobsResult.topCandidates[0].candidates` (`logProbability`), "Sure" at −0.1 as its
+//   `chosenCandidates[0]`.
 
 /// The fake server's tokens of `text` (see above).
 pub fn fake_tokens(text: &str) -> Vec<String> {
@@ -1068,6 +1072,40 @@ fn utility_reply(r: &RecordedRequest, ds: &[(String, String)], shifted: bool) ->
                              "finish_reason": "length"}],
                 "usage": {"prompt_tokens": FAKE_INPUT_TOKENS, "completion_tokens": 1,
                           "total_tokens": FAKE_INPUT_TOKENS + 1}
+            })
+        }
+        WireFormat::Gemini
+            if v.pointer("/generationConfig/responseLogprobs") == Some(&Value::Bool(true)) =>
+        {
+            // The chat alternatives above in Gemini's `logprobsResult` (the API's own maximum
+            // of 20 top candidates is the caller's to respect).
+            let k = v
+                .pointer("/generationConfig/logprobs")
+                .and_then(Value::as_u64)
+                .unwrap_or(0) as usize;
+            let cand = |token: &str, lp: f64, id: usize| json!({"token": token, "tokenId": id, "logProbability": lp});
+            let mut top = vec![cand(FAKE_GENERATED, FAKE_CHAT_LOGPROB, 1)];
+            for i in 1..k.max(1) {
+                top.push(cand(
+                    &format!("alt{i}"),
+                    fake_alternative_logprob(i),
+                    100 + i,
+                ));
+            }
+            if let (Some(x), true) = (forced, k > 1) {
+                top[k - 1] = cand("NO", x, 2);
+            }
+            json!({
+                "candidates": [{"content": {"role": "model", "parts": [{"text": FAKE_GENERATED}]},
+                                "finishReason": "MAX_TOKENS", "index": 0,
+                                "avgLogprobs": FAKE_CHAT_LOGPROB,
+                                "logprobsResult": {
+                                    "topCandidates": [{"candidates": top}],
+                                    "chosenCandidates": [cand(FAKE_GENERATED, FAKE_CHAT_LOGPROB, 1)]
+                                }}],
+                "usageMetadata": {"promptTokenCount": FAKE_INPUT_TOKENS, "candidatesTokenCount": 1,
+                                  "totalTokenCount": FAKE_INPUT_TOKENS + 1},
+                "modelVersion": "fake"
             })
         }
         _ => return None,

@@ -112,7 +112,7 @@ impl Workspace {
         // From a page: Anthropic needs its browser-access header.
         config.browser = true;
 
-        let built = self.build_task(&spec.inputs, &spec.model)?;
+        let built = self.build_task(&spec.inputs, &spec.model, spec.provider)?;
         let prices = PriceTable::builtin();
         let (price, price_note) = price_of(&prices, kind, &spec.model);
         if spec.max_cost.is_some() && price.is_none() {

@@ -4,7 +4,7 @@
 
 use super::super::{ranked_docnos, Workspace};
 use super::files::Source;
-use crate::protocol::judges::TaskInputs;
+use crate::protocol::judges::{ProviderChoice, TaskInputs};
 use crate::protocol::FileId;
 use ragscope_judge::task::answer_jobs::{self, CreateRounds, RageloInputs};
 use ragscope_judge::task::citations::Citations;
@@ -120,7 +120,14 @@ impl Workspace {
 
     /// The task `inputs` names, with its items; errors say which file or item does not fit.
     /// `model`: the judge model's name (the utilities' model column without a GGUF name).
-    pub fn build_task(&self, inputs: &TaskInputs, model: &str) -> Result<BuiltTask, String> {
+    /// `provider`: the API the job calls (the utility task's advice on exact values depends on
+    /// it).
+    pub fn build_task(
+        &self,
+        inputs: &TaskInputs,
+        model: &str,
+        provider: ProviderChoice,
+    ) -> Result<BuiltTask, String> {
         let built = match inputs {
             TaskInputs::Umbrela {
                 topics,
@@ -200,7 +207,7 @@ impl Workspace {
                 single(Rc::new(task), items, "citations", "jsonl")
             }
             TaskInputs::Utility { source, template } => {
-                self.build_utility(source, template, model)?
+                self.build_utility(source, template, model, provider)?
             }
         };
         if built.items.is_empty() {

@@ -8,7 +8,7 @@ use super::super::Workspace;
 use super::tasks::BuiltTask;
 use crate::engine::inference::{file_stem, name_key};
 use crate::protocol::compute::ComputeSource;
-use crate::protocol::judges::{GgufTemplateInfo, JudgeResponse, UtilityTemplate};
+use crate::protocol::judges::{GgufTemplateInfo, JudgeResponse, ProviderChoice, UtilityTemplate};
 use ragscope_infer::gguf::GgufFile;
 use ragscope_infer::utility::{PromptTemplate, NO_RESPONSE};
 use ragscope_infer::{ByteSource, Tokenizer};
@@ -20,6 +20,9 @@ use std::rc::Rc;
 
 /// The note's advice on exact values, in the app's words.
 const EXACT_HINT: &str = "pick the model's GGUF or a template file";
+/// The same for Gemini, which gives only its top 20 (no echo).
+const GEMINI_HINT: &str =
+    "use an OpenAI-compatible server serving the model, with its GGUF or a template file,";
 
 /// A row of the utilities TSV the RAG views load: qid, docno, relevance.
 type ViewRow = (String, String, Option<bool>);
@@ -83,8 +86,13 @@ impl Workspace {
         source: &ComputeSource,
         template: &UtilityTemplate,
         model: &str,
+        provider: ProviderChoice,
     ) -> Result<BuiltTask, String> {
         let prompts = self.server_prompts(template)?;
+        let hint = match provider {
+            ProviderChoice::Gemini => GEMINI_HINT,
+            _ => EXACT_HINT,
+        };
         let model_name = prompts
             .gguf_name
             .clone()
@@ -137,7 +145,7 @@ impl Workspace {
         let finish = {
             let (rows, column) = (rows.clone(), column.clone());
             Box::new(move |records: &[ItemRecord]| {
-                let (text, note) = output.write_hinted(records, &model_name, EXACT_HINT);
+                let (text, note) = output.write_hinted(records, &model_name, hint);
                 let (_, left_out) = view_tsv(records, &rows, &column);
                 let mut notes: Vec<String> = note.into_iter().collect();
                 if left_out > 0 {

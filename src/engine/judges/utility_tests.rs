@@ -247,6 +247,63 @@ fn the_chat_path_fills_the_udcg_json_and_keeps_bounds_out_of_the_rag_views() {
 }
 
 #[test]
+fn gemini_fills_the_udcg_json_from_its_top_20_through_response_logprobs() {
+    let server = FakeServer::start(fake::markers()).unwrap();
+    let mut ws = Workspace::default();
+    let input = serde_json::json!([{"example_id": "e1", "question": "what is it?",
+        "passages": [{"doc_id": "a", "text": "listed FAKE{lp=-3.0}", "is_relevant": true},
+                     {"doc_id": "b", "text": "not listed", "is_relevant": false}]}]);
+    load(&mut ws, 5, "in.json", &input.to_string());
+    let spec = JudgeSpec {
+        provider: ProviderChoice::Gemini,
+        model: "gemini-2.0-flash".into(),
+        base_url: server.url(),
+        ..spec(&server.url(), ComputeSource::Udcg(5), UtilityTemplate::None)
+    };
+    let prepared = ws
+        .prepare_judge(&spec, Some(ragscope_judge::ApiKey::new("k")), false)
+        .unwrap();
+    let env = Env {
+        provider: prepared.env_provider(),
+        transport: Rc::new(UreqTransport::new()),
+        runtime: Rc::new(ThreadRuntime),
+        cache: Rc::new(MemoryCache::new()),
+    };
+    let out = RefCell::new(Vec::new());
+    futures::executor::block_on(job::run(
+        prepared,
+        env,
+        Control::new(),
+        9,
+        || 0.0,
+        |r| out.borrow_mut().push(r),
+    ));
+    let out = out.into_inner();
+    let o = outcome(&out);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(reqs.iter().all(
+        |r| r.path == "/v1beta/models/gemini-2.0-flash:generateContent"
+            && r.body.contains("\"responseLogprobs\":true")
+    ));
+    let got: Value = serde_json::from_str(&o.qrels).unwrap();
+    let info = |i: usize| &got[0]["passages"][i]["models_info"]["gemini-2.0-flash"];
+    assert_eq!(info(0)["no_res_prob"], Value::from((-3.0f64).exp()));
+    assert!(info(1).get("no_res_prob").is_none());
+    assert_eq!(
+        info(1)["no_res_prob_upper_bound"],
+        Value::from(fake_alternative_logprob(19).exp())
+    );
+    // The advice on exact values names what Gemini cannot do.
+    let note = o.note.as_deref().unwrap();
+    assert!(
+        note.contains("1 of 2 probabilities are only upper bounds")
+            && note.contains("an OpenAI-compatible server"),
+        "{note}"
+    );
+}
+
+#[test]
 fn a_gguf_is_read_for_its_template_and_tokenizer_and_gives_exact_single_token_scoring() {
     let p = format!("{ROOT}/crates/infer/tests/fixtures/llama-f32.gguf");
     let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"));

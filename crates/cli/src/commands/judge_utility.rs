@@ -1,5 +1,5 @@
 //! `ragscope judge utility`: p(NO-RESPONSE | question, passage) from an OpenAI-compatible server
-//! (vLLM, llama.cpp) — the inputs and outputs of `ragscope utility`, the options, log and exit
+//! (vLLM, llama.cpp), OpenAI or Gemini (top logprobs only) — the inputs and outputs of `ragscope utility`, the options, log and exit
 //! codes of `judge umbrela`.
 //!
 //! With `--gguf` (or `--template`) the paper's prompt is rendered here with the model's chat
@@ -7,7 +7,9 @@
 //! `/completions` — exact, after a probe that the server's echo is aligned (the task and the
 //! probe live in `ragscope_judge::task::utility`). Without either, the chat endpoint's top 20
 //! logprobs give the value when the token is listed and an upper bound otherwise, written as
-//! `<=p` (TSV) or `no_res_prob_upper_bound` (JSON), never as a plain number.
+//! `<=p` (TSV) or `no_res_prob_upper_bound` (JSON), never as a plain number. Gemini gives the top 20 through
+//! `responseLogprobs` (for the models that serve them); it has no `/completions`, so `--gguf`
+//! and `--template` are refused for it, and Anthropic (no log-probabilities at all) is refused.
 
 use super::judge::{drive_rounds_in, setup, usage, CommonArgs};
 use super::utility::{read_passages, read_run_top_k, read_topics, Failure, PassageInputs};
@@ -17,7 +19,7 @@ use ragscope_judge::task::utility::{probe, Prompt, Scoring, Utility};
 use ragscope_judge::task::utility_io::{
     refused, run_key, udcg_json_items, ServerPrompts, UtilityOutput,
 };
-use ragscope_judge::{ItemKey, ItemRecord};
+use ragscope_judge::{ItemKey, ItemRecord, ProviderKind};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -32,7 +34,9 @@ chat template, the first token of NO-RESPONSE appended, and its logprob read fro
 with echo. Each server is probed first (a token generated, then echoed: both logprobs must agree) \
 and refused when its echo is misaligned.\n\n\
 Without either: the chat endpoint's top 20 logprobs. A token not among them gets only an upper \
-bound, written `<=p` in the TSV and `no_res_prob_upper_bound` in the JSON.\n\n\
+bound, written `<=p` in the TSV and `no_res_prob_upper_bound` in the JSON. Gemini (--provider \
+gemini) serves these top 20 through responseLogprobs, for the models that have them; exact echo \
+needs an OpenAI-compatible server.\n\n\
 JSON mode:  ragscope judge utility --provider openai-compatible --base-url URL --model M --gguf M.gguf INPUT.json -o OUT.json --log LOG.jsonl\n\
 Run mode:   ... --topics T.tsv --passages P.jsonl --qrels Q --run R --k 5 -o U.tsv --log LOG.jsonl"
 )]
@@ -63,6 +67,8 @@ fn read_text(path: &Path) -> Result<String, Failure> {
 
 pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
     a.inputs.check_mode()?;
+    let kind: ProviderKind = a.common.provider.parse().map_err(Failure::Usage)?;
+    check_provider(kind, a.gguf.is_some() || a.template.is_some())?;
     if a.inputs.k == 0 {
         return Err(usage("--k must be at least 1"));
     }
@@ -122,9 +128,13 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
             );
         }
         Scoring::TopLogprobs { .. } => eprintln!(
-            "ragscope judge: no --gguf or --template: reading the chat endpoint's top 20 \
-             logprobs; where NO-RESPONSE's first token is not among them only an upper bound is \
-             known (written as such)"
+            "ragscope judge: {}; where NO-RESPONSE's first token is not among them only an \
+             upper bound is known (written as such)",
+            if kind == ProviderKind::Gemini {
+                "Gemini: reading the first answer token's top 20 logprobs (responseLogprobs)"
+            } else {
+                "no --gguf or --template: reading the chat endpoint's top 20 logprobs"
+            }
         ),
     }
     let c = &a.common;
@@ -134,8 +144,32 @@ pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
         task,
         items,
         &mut |_| Vec::new(),
-        &|records: &[ItemRecord]| output.write(records, &model_name),
+        &|records: &[ItemRecord]| match kind {
+            ProviderKind::Gemini => output.write_hinted(records, &model_name, GEMINI_HINT),
+            _ => output.write(records, &model_name),
+        },
     )
+}
+
+/// The note's advice on exact values when Gemini gave bounds (it has no echo).
+const GEMINI_HINT: &str =
+    "use an OpenAI-compatible server serving the model with --gguf or --template";
+
+/// The providers that give log-probabilities, and the way each gives them: echo (`--gguf`,
+/// `--template`) needs `/completions`, which Gemini does not have; Anthropic gives none.
+fn check_provider(kind: ProviderKind, echo: bool) -> Result<(), Failure> {
+    match kind {
+        ProviderKind::Anthropic => Err(usage(
+            "--provider anthropic: Anthropic's Messages API returns no log-probabilities; use \
+             an OpenAI-compatible server, OpenAI or Gemini",
+        )),
+        ProviderKind::Gemini if echo => Err(usage(
+            "--provider gemini: --gguf and --template read exact values from /completions with \
+             echo, which Gemini does not serve; leave them out to read Gemini's top 20 logprobs \
+             (a value, or an upper bound)",
+        )),
+        _ => Ok(()),
+    }
 }
 
 type Items = (Vec<(ItemKey, Prompt)>, UtilityOutput);

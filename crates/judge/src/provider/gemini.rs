@@ -2,10 +2,25 @@
 //! (ai.google.dev, "generateContent"). A safety block — HTTP 200 with no candidates,
 //! `promptFeedback.blockReason`, or a candidate finishing with SAFETY and kin — is a failure,
 //! never an empty answer.
+//!
+//! Log-probabilities (the utility task's bound mode): a chat call with `top_logprobs: Some(N)`
+//! sends `generationConfig.responseLogprobs: true` and `generationConfig.logprobs: N`, and the
+//! reply's `candidates[0].logprobsResult` — `chosenCandidates[{token, tokenId, logProbability}]`
+//! and `topCandidates[{candidates: [...]}]` ("sorted by log probability in descending order"),
+//! both one entry per decoding step — is read into [`Logprobs`] as OpenAI chat's `logprobs`
+//! are. Field names and the range of `logprobs` ("must be in the range of [0, 20]") are those of
+//! the Gemini API reference (ai.google.dev/api/generate-content: GenerationConfig, Candidate,
+//! LogprobsResult) and the v1beta discovery document of generativelanguage.googleapis.com.
+//!
+//! Limits, stated: Gemini serves log-probabilities for some models only (others answer 400, or
+//! leave `logprobsResult` out: an error here, never a made-up value); and the reference does not
+//! say whether a thinking model's thought tokens appear among the decoding steps, so a reply
+//! that carries thoughts (`thought` parts or `thoughtsTokenCount`) is refused when
+//! log-probabilities were asked for, rather than read as if its first step were the answer's.
 
 use super::{
-    num, parse_json, u64_at, ApiError, Call, CallError, Finish, Prepared, Provider, ProviderConfig,
-    Reply, ReplyError, Role, Usage,
+    num, parse_json, u64_at, ApiError, Call, CallError, Finish, Logprobs, Prepared, Provider,
+    ProviderConfig, Reply, ReplyError, Role, Usage,
 };
 use serde_json::{json, Map, Value};
 use std::time::Duration;
@@ -29,6 +44,11 @@ impl Gemini {
         Gemini { config }
     }
 }
+
+/// The most top candidates per step the API returns (its reference: `logprobs` in [0, 20]); a
+/// request for more is clamped to this, and one for 0 asks for 1 (0 would list none, and the
+/// utility task reads the alternatives).
+pub const MAX_LOGPROBS: u32 = 20;
 
 /// `/v1beta/models/{model}:generateContent`; `models/` in front of the name is accepted.
 pub fn endpoint(model: &str) -> Result<String, CallError> {
@@ -84,6 +104,10 @@ pub fn build_body(call: &Call) -> Result<Value, CallError> {
     if !p.stop.is_empty() {
         gc.insert("stopSequences".into(), json!(p.stop));
     }
+    if let Some(n) = chat.top_logprobs {
+        gc.insert("responseLogprobs".into(), json!(true));
+        gc.insert("logprobs".into(), json!(n.clamp(1, MAX_LOGPROBS)));
+    }
     body.insert("generationConfig".into(), Value::Object(gc));
     Ok(Value::Object(body))
 }
@@ -132,12 +156,126 @@ pub fn parse_reply(body: &str) -> Result<Reply, ReplyError> {
         output_tokens: u64_at(&v, &["usageMetadata", "candidatesTokenCount"])
             + u64_at(&v, &["usageMetadata", "thoughtsTokenCount"]),
     };
+    let logprobs = match cand.get("logprobsResult") {
+        None | Some(Value::Null) => None,
+        Some(lr) => Some(parse_logprobs_result(lr)?),
+    };
     Ok(Reply {
         text,
         finish,
         usage,
-        logprobs: None,
+        logprobs,
     })
+}
+
+/// [`parse_reply`] for `call`: when the call asked for log-probabilities, a reply without them,
+/// or with thoughts before the answer, is an error (see the module documentation).
+pub fn parse_reply_for(call: &Call, body: &str) -> Result<Reply, ReplyError> {
+    let reply = parse_reply(body)?;
+    let asked = matches!(call, Call::Chat(c) if c.top_logprobs.is_some());
+    if !asked {
+        return Ok(reply);
+    }
+    if reply.logprobs.is_none() {
+        return Err(ReplyError::Unusable(
+            "this model returned no logprobs (no candidates[0].logprobsResult although the \
+             request set responseLogprobs): Gemini serves them only for some models"
+                .into(),
+        ));
+    }
+    if has_thoughts(body) {
+        return Err(ReplyError::Unusable(
+            "the reply carries thinking (thought parts or usageMetadata.thoughtsTokenCount): \
+             Gemini does not document whether thought tokens are among its logprobs' decoding \
+             steps, so the first step cannot be taken for the answer's first token; use a \
+             model that does not think"
+                .into(),
+        ));
+    }
+    Ok(reply)
+}
+
+fn has_thoughts(body: &str) -> bool {
+    let Ok(v) = serde_json::from_str::<Value>(body) else {
+        return false;
+    };
+    let parts = v
+        .pointer("/candidates/0/content/parts")
+        .and_then(Value::as_array);
+    u64_at(&v, &["usageMetadata", "thoughtsTokenCount"]) > 0
+        || parts
+            .into_iter()
+            .flatten()
+            .any(|p| p.get("thought").and_then(Value::as_bool) == Some(true))
+}
+
+/// `logprobsResult{chosenCandidates, topCandidates}` as [`Logprobs`]: the chosen token and its
+/// log-probability per step, and the step's listed alternatives as given (the chosen token is
+/// not added to them when absent: the lowest listed value bounds the unlisted ones only when
+/// the list is the true top N).
+fn parse_logprobs_result(lr: &Value) -> Result<Logprobs, ReplyError> {
+    const AT: &str = "candidates[0].logprobsResult";
+    let bad = |place: String, why: &str| ReplyError::Malformed(format!("{place}: {why}"));
+    if !lr.is_object() {
+        return Err(bad(AT.into(), "not an object"));
+    }
+    // Protocol-buffer JSON leaves out empty lists and zero numbers (proto3 JSON mapping): an
+    // absent list is empty, an absent logProbability is 0 (probability 1).
+    let list = |v: &Value, key: &str, place: &str| -> Result<Vec<Value>, ReplyError> {
+        match v.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(a)) => Ok(a.clone()),
+            Some(_) => Err(bad(format!("{place}.{key}"), "not a list")),
+        }
+    };
+    let entry = |e: &Value, place: String| -> Result<(String, f64), ReplyError> {
+        if !e.is_object() {
+            return Err(bad(place, "not an object"));
+        }
+        let token = match e.get("token") {
+            Some(Value::String(t)) => t.clone(),
+            Some(_) => return Err(bad(format!("{place}.token"), "not a string")),
+            None => return Err(bad(place, "no \"token\"")),
+        };
+        let lp = match e.get("logProbability") {
+            None => 0.0,
+            Some(x) => x
+                .as_f64()
+                .ok_or_else(|| bad(format!("{place}.logProbability"), "not a number"))?,
+        };
+        Ok((token, lp))
+    };
+    let chosen = list(lr, "chosenCandidates", AT)?;
+    let top = list(lr, "topCandidates", AT)?;
+    if !top.is_empty() && top.len() != chosen.len() {
+        return Err(bad(
+            AT.into(),
+            &format!(
+                "{} chosenCandidates but {} topCandidates (both are one per decoding step)",
+                chosen.len(),
+                top.len()
+            ),
+        ));
+    }
+    let mut out = Logprobs::default();
+    for (i, c) in chosen.iter().enumerate() {
+        let (token, lp) = entry(c, format!("{AT}.chosenCandidates[{i}]"))?;
+        out.tokens.push(token);
+        out.token_logprobs.push(Some(lp));
+    }
+    for (i, step) in top.iter().enumerate() {
+        let place = format!("{AT}.topCandidates[{i}]");
+        if !step.is_object() {
+            return Err(bad(place, "not an object"));
+        }
+        let alternatives = list(step, "candidates", &place)?
+            .iter()
+            .enumerate()
+            .map(|(j, c)| entry(c, format!("{place}.candidates[{j}]")))
+            .collect::<Result<Vec<_>, _>>()?;
+        out.top_logprobs.push(alternatives);
+    }
+    Ok(out)
 }
 
 /// `{"error":{"code","message","status"}}`.
@@ -189,8 +327,8 @@ impl Provider for Gemini {
             .collect()
     }
 
-    fn parse_reply(&self, _call: &Call, body: &str) -> Result<Reply, ReplyError> {
-        parse_reply(body)
+    fn parse_reply(&self, call: &Call, body: &str) -> Result<Reply, ReplyError> {
+        parse_reply_for(call, body)
     }
 
     fn parse_error(&self, status: u16, body: &str) -> ApiError {

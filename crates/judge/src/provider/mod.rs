@@ -218,9 +218,10 @@ pub struct ChatRequest {
     pub system: Option<String>,
     pub messages: Vec<Message>,
     pub params: GenParams,
-    /// OpenAI chat only: `logprobs: true, top_logprobs: N` (N ≤ 20) — the first token's
-    /// alternatives for utilities without a local chat template. `None` everywhere else (the
-    /// body, hence the cache key, is then unchanged).
+    /// OpenAI chat: `logprobs: true, top_logprobs: N` (N ≤ 20); Gemini:
+    /// `generationConfig.responseLogprobs: true, logprobs: N` (N clamped to 1..=20) — the first
+    /// token's alternatives for utilities without a local chat template. Anthropic has no such
+    /// field. `None` everywhere else (the body, hence the cache key, is then unchanged).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_logprobs: Option<u32>,
 }
@@ -295,7 +296,8 @@ impl std::ops::AddAssign for Usage {
     }
 }
 
-/// Per-token log-probabilities of a `/completions` reply.
+/// Per-token log-probabilities of a reply: `/completions`, OpenAI chat `logprobs`, Gemini
+/// `logprobsResult` (one position per token).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Logprobs {
     pub tokens: Vec<String>,
@@ -337,6 +339,10 @@ pub enum ReplyError {
     /// Blocked by the provider's safety filter (Gemini: no candidates, or finishReason SAFETY...).
     #[error("blocked by the provider: {0}")]
     Blocked(String),
+    /// Well-formed, but without what the request asked for (Gemini: no `logprobsResult` although
+    /// `responseLogprobs` was sent).
+    #[error("{0}")]
+    Unusable(String),
 }
 
 /// A non-2xx answer, classified.
@@ -410,7 +416,7 @@ pub fn provider(config: ProviderConfig) -> Box<dyn Provider> {
 pub fn parse_reply(kind: ProviderKind, call: &Call, body: &str) -> Result<Reply, ReplyError> {
     match kind {
         ProviderKind::Anthropic => anthropic::parse_reply(body),
-        ProviderKind::Gemini => gemini::parse_reply(body),
+        ProviderKind::Gemini => gemini::parse_reply_for(call, body),
         ProviderKind::OpenAi | ProviderKind::OpenAiCompatible => match call {
             Call::Chat(_) => openai::parse_chat_reply(body),
             Call::Completion(_) => openai::parse_completion_reply(body),

@@ -11,7 +11,9 @@
 //!   method): the echoed log-probability of the appended token is log p(first token | prompt).
 //!   `max_tokens` is 1, not 0, because llama-cpp-python reads 0 as "until the context is full".
 //! * **Bound** ([`Scoring::TopLogprobs`]): without a template, the chat endpoint with
-//!   `top_logprobs: 20` on one generated token. When the token is among the 20 its probability is
+//!   `top_logprobs: 20` on one generated token (OpenAI chat; also Gemini's generateContent with
+//!   `responseLogprobs` and `logprobs: 20`, whose `logprobsResult` the Gemini provider reads into
+//!   the same [`Logprobs`]). When the token is among the 20 its probability is
 //!   exact; otherwise p is only known to be at most min(p of the 20th, 1 − Σ p of the 20): the
 //!   result says `"exact": false` and the CLI writes it as a bound, never as a number a metric
 //!   would use silently (and never as 0).

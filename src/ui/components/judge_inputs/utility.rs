@@ -2,10 +2,12 @@
 //! JSON, or a run's top k with the loaded topics, passages and qrels, as "compute locally"
 //! takes them) and where the chat template comes from: the served model's GGUF (read in the
 //! worker, metadata only, never uploaded), a template file, or none (the chat endpoint's top 20
-//! logprobs, which only bound p when NO-RESPONSE's first token is not among them).
+//! logprobs, which only bound p when NO-RESPONSE's first token is not among them). Gemini gives
+//! only the latter (`responseLogprobs`; it has no /completions to echo a prompt): no template
+//! choice is shown for it.
 
 use super::{input_value, select_value, Props};
-use crate::protocol::judges::JudgeRequest;
+use crate::protocol::judges::{JudgeRequest, ProviderChoice};
 use crate::ui::judges_state::{JudgeAction, TemplateChoice};
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
@@ -24,6 +26,7 @@ pub fn utility_inputs(props: &Props) -> Html {
     let u = &form.utility;
     let value = form.utility_source_value(inputs);
     let is_run = value.as_deref().is_some_and(|v| v.starts_with("run:"));
+    let gemini = form.provider == ProviderChoice::Gemini;
     let options: Vec<(String, String)> = inputs
         .udcg
         .iter()
@@ -138,6 +141,11 @@ pub fn utility_inputs(props: &Props) -> Html {
                     <input id="judge-k" type="number" min="1" value={form.k.clone()} oninput={on_k} />
                 </label>
             }
+            if gemini {
+                <p class="hint" id="judge-template-gemini">
+                    { "Gemini: its top 20 log-probabilities of the first answer token (responseLogprobs), for the models that serve them (others fail with the reason). Where NO-RESPONSE's first token is not among them only an upper bound is known; bounds are shown and downloaded as bounds and left out of the RAG views. Exact values by echo need an OpenAI-compatible server and the model's chat template." }
+                </p>
+            } else {
             <label class="control wide">
                 <span>{ "Chat template" }</span>
                 <select id="judge-template" onchange={on_choice}>
@@ -192,6 +200,7 @@ pub fn utility_inputs(props: &Props) -> Html {
             <p class="hint">
                 { "With a template, the paper's prompt is rendered here, the first token of NO-RESPONSE appended and its logprob read from /completions with echo (exact); the server is probed first with 2 requests and refused if its echoed logprobs are misaligned." }
             </p>
+            }
         </>
     }
 }

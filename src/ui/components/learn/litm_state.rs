@@ -552,8 +552,7 @@ impl LitmState {
         }
         Some(match (&self.remote_gguf, &self.remote_gguf_read) {
             (Some((id, name)), Some(Ok(info)))
-                if info.id == *id
-                    && r.provider == crate::protocol::judges::ProviderChoice::OpenAiCompatible =>
+                if info.id == *id && crate::engine::litm_remote::echo_offered(r.provider) =>
             {
                 UtilityTemplate::Gguf {
                     id: *id,
@@ -1334,5 +1333,12 @@ mod tests {
         a.remote.as_mut().unwrap().provider = crate::protocol::judges::ProviderChoice::Anthropic;
         assert_eq!(a.remote_utility(), None);
         assert!(a.cache_key().unwrap().ends_with("|k=3"));
+        // Gemini gives its top 20 (no echo): the GGUF read for an OpenAI-compatible server is
+        // not used for it, and its key says how p is read.
+        let mut g = (*s).clone();
+        g.remote.as_mut().unwrap().provider = crate::protocol::judges::ProviderChoice::Gemini;
+        assert!(g.remote_gguf_read.is_some());
+        assert_eq!(g.remote_utility(), Some(UtilityTemplate::None));
+        assert!(g.cache_key().unwrap().ends_with("|p=top20|cp=true"));
     }
 }

@@ -6,8 +6,9 @@
 //! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. A remote
 //! OpenAI-compatible model gives p(NO-RESPONSE) through crates/judge's utility task (top 20
 //! logprobs: a value or only a bound, shown "≤ x" and never used for UDCG; the served model's
-//! GGUF picked: exact, echo); Anthropic and Gemini give none, and the page says why. Results are
-//! kept in IndexedDB per (model, data, k, position), so a reload resumes.
+//! GGUF picked: exact, echo); OpenAI and Gemini the top 20 only; Anthropic gives none, and the
+//! page says why. Results are kept in IndexedDB per (model, data, k, position), so a reload
+//! resumes.
 
 use super::litm_cache;
 use super::litm_chart::{MeasuredChart, PublishedChart};
@@ -702,7 +703,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                         <button id="litm-export-svg" disabled={state.items.is_empty()} onclick={on_svg}>{ "Chart (SVG)" }</button>
                         <button id="litm-export-cli" disabled={state.utilities.is_empty()} onclick={export("litm-contexts.jsonl", "application/x-ndjson", litm_export::contexts_jsonl)}>{ "Contexts for ragscope answer (JSONL)" }</button>
                     </div>
-                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, from the same model that answers (a local model: one short forward pass per passage, k per question; an OpenAI-compatible server: one utility call per passage, through the Judges layer; Anthropic and Gemini give none, so their UDCG is “–”); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
+                    <p class="hint">{ "UDCG (γ = 1/3, paper Eq. 4) uses the p(NO-RESPONSE) of each passage alone, from the same model that answers (a local model: one short forward pass per passage, k per question; an OpenAI-compatible server, OpenAI or Gemini: one utility call per passage, through the Judges layer; Anthropic gives none, so its UDCG is “–”); nDCG, MAP, MRR and P treat the one gold passage as the only relevant one. Every number comes from crates/eval, the code of the ragscope CLI." }</p>
                 </div>
             </div>
 
@@ -717,7 +718,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                 <ul>
                     <li>{ "It shows how your model's answers, and every metric of the same contexts, change as the relevant passage moves — on a few dozen questions at most, with a band that says how uncertain each point is (a 95% bootstrap interval over questions). With 10 questions, one answer moves the accuracy by 10 points." }</li>
                     <li>{ "It is not a replication: the paper's distractors for only 3 questions, easier substitutes for the rest; small models (a 135M model answers few questions at any position); the answer prompt is the UDCG paper's unless you choose the lost-in-the-middle paper's QA or key–value prompt; answers are cut at 32 tokens and their first line is scored by the paper's normalised substring match." }</li>
-                    <li>{ "With a remote LLM: each context is one request at temperature 0 (providers are not always deterministic even then); a call that fails is shown and left out, so a position's accuracy is over the questions answered there (n). p(NO-RESPONSE) comes from an OpenAI-compatible server only: without the model's GGUF, from the chat endpoint's top 20 log-probabilities, which give only an upper bound (“≤ x”) when NO-RESPONSE's first token is not among them — a bound is never used for UDCG; with the GGUF, exact, from /completions echo. Anthropic's API returns no log-probabilities and ragscope's Gemini provider asks for none: “–”." }</li>
+                    <li>{ "With a remote LLM: each context is one request at temperature 0 (providers are not always deterministic even then); a call that fails is shown and left out, so a position's accuracy is over the questions answered there (n). p(NO-RESPONSE) comes from an OpenAI-compatible server, OpenAI or Gemini: without the model's GGUF, from the top 20 log-probabilities of the first answer token (Gemini: responseLogprobs, for the models that serve them), which give only an upper bound (“≤ x”) when NO-RESPONSE's first token is not among them — a bound is never used for UDCG; with the GGUF (OpenAI-compatible servers only), exact, from /completions echo. Anthropic's API returns no log-probabilities: “–”." }</li>
                     <li>{ "With a UDCG reference JSON: its examples have no gold answers, so there is no accuracy (“n/a”), only p(NO-RESPONSE) (local models) and the metrics; each example's first relevant passage is the one moved, its other relevant passages are left out." }</li>
                     <li>{ "Small models read long inputs differently: past about half their context window, recency tends to dominate (Veseli et al., COLM 2025), so a rising curve toward the end is not the paper's U." }</li>
                     <li>{ "The retrieval metrics do not need a model: nDCG, MAP and MRR fall with the position by definition, P is flat, and UDCG has no position discount, so it is flat too — the UDCG paper's point is that position matters little to accuracy in realistic settings (its §7), while distracting passages matter a lot." }</li>
@@ -761,18 +762,18 @@ fn remote_utility_html(
     if let Some(why) = crate::engine::litm_remote::no_logprobs_reason(r.provider) {
         return html! {
             <p class="hint" id="litm-remote-no-p">{ format!(
-                "No p(NO-RESPONSE) and no UDCG with {}: {why}. Accuracy and nDCG, MAP, MRR and P are computed; p(NR) and UDCG stay “–”. An OpenAI-compatible server (vLLM, llama.cpp) gives them.",
+                "No p(NO-RESPONSE) and no UDCG with {}: {why}. Accuracy and nDCG, MAP, MRR and P are computed; p(NR) and UDCG stay “–”. An OpenAI-compatible server (vLLM, llama.cpp), OpenAI or Gemini gives them.",
                 r.provider.label()
             ) }</p>
         };
     }
-    let compatible = r.provider == ProviderChoice::OpenAiCompatible;
+    let compatible = crate::engine::litm_remote::echo_offered(r.provider);
     let exact = matches!(state.remote_utility(), Some(UtilityTemplate::Gguf { .. }));
     html! {
         <div class="litm-remote-utility" id="litm-remote-utility" data-exact={exact.to_string()}>
             <p class="hint">{ "p(NO-RESPONSE) of each passage alone (k per question, the UDCG paper's utility prompt — the same as a local model's and `ragscope judge utility`'s) is read from the same server through the Judges layer's utility task, before the answers: the same retries, concurrency cap, cache and cost estimate. Two ways, as on the Judges page:" }</p>
             <ul class="hint">
-                <li>{ "Without the model's GGUF: the chat endpoint's top 20 log-probabilities of the first answer token. Exact when NO-RESPONSE's first token is among them; otherwise only an upper bound, shown as “≤ x” and never used for UDCG." }</li>
+                <li>{ "Without the model's GGUF: the top 20 log-probabilities of the first answer token (the chat endpoint's; Gemini's responseLogprobs). Exact when NO-RESPONSE's first token is among them; otherwise only an upper bound, shown as “≤ x” and never used for UDCG." }</li>
                 <li>{ "With the served model's GGUF (its metadata only: chat template and tokenizer, read by this tab's worker, never uploaded): the prompt rendered as the local engine renders it, NO-RESPONSE's first token appended, sent to /completions with echo — exact, after a two-request probe that the server's echoed log-probabilities line up (a server that fails it is refused)." }</li>
             </ul>
             if compatible {
@@ -788,6 +789,8 @@ fn remote_utility_html(
                     (Some((_, name)), Some(Err(e))) => html! { <p class="error" id="litm-remote-gguf-error" role="alert">{ format!("{name}: {e} — the top 20 logprobs are used (bounds where NO-RESPONSE is not listed).") }</p> },
                     (None, _) => html! { <p class="hint" id="litm-remote-gguf-info">{ "No GGUF picked: top 20 logprobs (bounds where NO-RESPONSE is not listed)." }</p> },
                 } }
+            } else if r.provider == ProviderChoice::Gemini {
+                <p class="hint" id="litm-remote-gemini">{ "Gemini: the top 20 log-probabilities of the first answer token only (generationConfig.responseLogprobs; Gemini has no /completions to echo a prompt, so no GGUF here). Gemini serves them for some models only: with another, each utility call fails with the reason, and p(NR) and UDCG stay “–”. A thinking reply is refused (its log-probabilities may start with thought tokens)." }</p>
             } else {
                 <p class="hint">{ "OpenAI's API: the chat endpoint's top 20 logprobs only (its /completions endpoint does not echo chat models' prompts)." }</p>
             }
