@@ -166,3 +166,59 @@ mod never_panic {
         }
     }
 }
+
+/// Results keep their file line through comments, blank lines and interleaved topics (lines
+/// are kept per stretch of consecutive lines, not per result), and docnos of any length
+/// (the long ones have their length in the arena) read back whole.
+#[test]
+fn run_lines_and_long_docnos_survive_the_compact_entries() {
+    let long = "d".repeat(70_000);
+    let just_short = "e".repeat(65_534);
+    let at_limit = "f".repeat(65_535);
+    let text = format!(
+        "1 Q0 a 1 3 t\n\
+         # a comment\n\
+         1 Q0 {long} 2 2 t\n\
+         2 Q0 b 1 1 t\n\
+         1 Q0 {just_short} 3 1 t\n\
+         \n\
+         \n\
+         2 Q0 {at_limit} 2 0.5 t\n\
+         1 Q0 c 4 0.5 t\n\
+         1 Q0 d 5 0.25 t\n"
+    );
+    let run = parse_run("r.txt", text.as_bytes()).expect("a valid run");
+    let lines = |qid: &str| -> Vec<(String, u64)> {
+        let t = run.topic(qid).expect("topic");
+        t.docs()
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                (
+                    String::from_utf8_lossy(run.docno(d)).into_owned(),
+                    t.line(i),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        lines("1"),
+        [
+            ("a".to_string(), 1),
+            (long.clone(), 3),
+            (just_short.clone(), 5),
+            ("c".to_string(), 9),
+            ("d".to_string(), 10)
+        ]
+    );
+    assert_eq!(lines("2"), [("b".to_string(), 4), (at_limit.clone(), 8)]);
+
+    // a repeat names both lines, across a comment and another topic's lines
+    let repeat = format!("{text}2 Q0 x 3 0.1 t\n1 Q0 {long} 6 0.1 t\n");
+    let e = parse_run("r.txt", repeat.as_bytes()).expect_err("duplicate");
+    assert_eq!(e.line, 12);
+    assert!(
+        matches!(e.kind, ParseErrorKind::DuplicateDocno { first_line: 3, .. }),
+        "{e}"
+    );
+}

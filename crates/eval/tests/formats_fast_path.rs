@@ -74,7 +74,8 @@ fn flat_run(run: Result<Run, ParseError>) -> Result<FlatRun, ParseError> {
             let docs = t
                 .docs()
                 .iter()
-                .map(|d| (run.docno(d).to_vec(), d.score.to_bits(), d.line()))
+                .enumerate()
+                .map(|(i, d)| (run.docno(d).to_vec(), d.score.to_bits(), t.line(i)))
                 .collect();
             (t.qid().to_string(), docs)
         })
