@@ -84,14 +84,26 @@ pub async fn receive(name: &str) -> Result<web_sys::Blob, String> {
         }
     });
     let _ = Reflect::set(&channel, &"onmessage".into(), on_message.as_ref());
-    call(&channel, "postMessage", &[&"ready".into()]);
-    let timeout = gloo::timers::future::TimeoutFuture::new(30_000);
-    let data = match futures::future::select(rx, timeout).await {
-        futures::future::Either::Left((Ok(data), _)) => Ok(data),
-        _ => Err(
-            "the page did not hand the file over (it was removed, or the page closed)".to_string(),
-        ),
-    };
+    // "ready" is said again every 100 ms until the Blob arrives: Chromium registers a
+    // BroadcastChannel with the browser process asynchronously, on another pipe than the
+    // worker's messages, so the first "ready" can reach the broker before the page's channel
+    // is known there and be lost (seen as a load that never ended, a few times in 40 runs
+    // on a loaded machine). The page answers each "ready"; only the first Blob is taken.
+    let mut rx = rx;
+    let mut data =
+        Err("the page did not hand the file over (it was removed, or the page closed)".to_string());
+    for _ in 0..300 {
+        call(&channel, "postMessage", &[&"ready".into()]);
+        let tick = gloo::timers::future::TimeoutFuture::new(100);
+        match futures::future::select(rx, tick).await {
+            futures::future::Either::Left((Ok(d), _)) => {
+                data = Ok(d);
+                break;
+            }
+            futures::future::Either::Left((Err(_), _)) => break,
+            futures::future::Either::Right((_, pending)) => rx = pending,
+        }
+    }
     call(&channel, "close", &[]);
     drop(on_message);
     data?
