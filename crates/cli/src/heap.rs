@@ -22,9 +22,13 @@
 //! of a madvised region compacts memory or waits for it (the kernel's `defrag=madvise`).
 
 /// Prepares the heap for inputs of `bytes` in all (the qrels and the largest run).
-pub fn prepare_for(bytes: u64) {
+pub fn prepare_for(bytes: impl FnOnce() -> u64) {
+    // The inputs are looked at (a stat per argument) only when the user asked for huge pages.
+    if std::env::var_os("RAGSCOPE_HUGE_PAGES").is_none_or(|v| v != "1") {
+        return;
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    glibc::prepare_for(bytes);
+    glibc::prepare_for(bytes());
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = bytes;
 }
@@ -52,8 +56,7 @@ mod glibc {
     const SIZES: std::ops::Range<u64> = (8 << 20)..(64 << 20);
 
     pub fn prepare_for(bytes: u64) {
-        let on = std::env::var_os("RAGSCOPE_HUGE_PAGES").is_some_and(|v| v == "1");
-        if !on || !SIZES.contains(&bytes) || !huge_pages_on_request() {
+        if !SIZES.contains(&bytes) || !huge_pages_on_request() {
             return;
         }
         let pad = bytes.saturating_mul(2) as libc::c_int;

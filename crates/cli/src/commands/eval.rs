@@ -69,8 +69,10 @@ pub fn evaluate_runs(
 ) -> Result<Vec<(String, Results)>, String> {
     let cmd = setup.command;
     // Runs are read one at a time: the heap is sized for the qrels and the largest.
-    let largest_run = runs.iter().map(|r| heap::file_sizes([r.as_str()])).max();
-    heap::prepare_for(heap::file_sizes([setup.qrels]) + largest_run.unwrap_or(0));
+    heap::prepare_for(|| {
+        let largest_run = runs.iter().map(|r| heap::file_sizes([r.as_str()])).max();
+        heap::file_sizes([setup.qrels]) + largest_run.unwrap_or(0)
+    });
     // The qrels are parsed on a second thread while the first run is (both are independent).
     let (qrels, first_run) = std::thread::scope(|scope| {
         let qrels = scope.spawn(|| common::read_qrels(setup.qrels));

@@ -24,9 +24,7 @@ pub fn run(args: Args) -> ExitCode {
         open_input(name).map_err(|e| e.to_string())
     };
     // The qrels and the run are among the arguments (the other arguments are no files).
-    crate::heap::prepare_for(crate::heap::file_sizes(
-        args.argv.iter().map(String::as_str),
-    ));
+    crate::heap::prepare_for(|| crate::heap::file_sizes(args.argv.iter().map(String::as_str)));
     match ragscope_eval::trec_eval::run_inputs(&args.argv, &mut open) {
         Ok(stdout) => {
             let mut out = std::io::stdout().lock();

@@ -73,7 +73,8 @@ pub fn run_streaming(args: &[String], open: &mut OpenFile) -> Result<String, Tre
 pub type OpenInput<'a> = dyn FnMut(&str) -> Result<Opened, String> + 'a;
 
 /// [`run_streaming`] for callers that can also hand over whole files (the CLI maps regular
-/// files): a run held whole is parsed in place, its docnos never copied.
+/// files): a run held whole is fed to the parser in slices straight from the mapping (its
+/// docnos are still copied into the run's arena, which keeps the mapping from staying resident).
 pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecEvalError> {
     let args = Args::parse(args)?;
     if args.version {
