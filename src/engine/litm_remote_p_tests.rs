@@ -90,6 +90,11 @@ fn env_of(p: &super::litm_remote::Prepared, cache: &Rc<MemoryCache>) -> Env {
 fn go(r: &RemoteRun, cache: &Rc<MemoryCache>) -> Vec<LitmEvent> {
     let ws = Workspace::default();
     let p = prepare(r.clone(), None, false, server_prompts(&ws, r).unwrap()).unwrap();
+    run_prepared(p, cache)
+}
+
+/// Runs a prepared remote run to its end and returns every event it sent.
+fn run_prepared(p: super::litm_remote::Prepared, cache: &Rc<MemoryCache>) -> Vec<LitmEvent> {
     let env = env_of(&p, cache);
     let out = RefCell::new(Vec::new());
     block_on(run(
@@ -431,16 +436,7 @@ fn gemini_gives_its_top_20_values_and_bounds_through_response_logprobs() {
     let ws = Workspace::default();
     let key = Some(ragscope_judge::ApiKey::new("test-key"));
     let p = prepare(r.clone(), key, false, server_prompts(&ws, &r).unwrap()).unwrap();
-    let env = env_of(&p, &Rc::new(MemoryCache::new()));
-    let out = RefCell::new(Vec::new());
-    block_on(run(
-        p,
-        env,
-        Control::new(),
-        || 0.0,
-        |e| out.borrow_mut().push(e),
-    ));
-    let out = out.into_inner();
+    let out = run_prepared(p, &Rc::new(MemoryCache::new()));
     assert!(
         matches!(out.last(), Some(LitmEvent::Done { .. })),
         "{out:?}"
@@ -499,16 +495,7 @@ fn the_served_models_gguf_read_as_the_page_reads_it_gives_exact_values() {
         },
     );
     let p = prepare(r.clone(), None, false, server_prompts(&ws, &r).unwrap()).unwrap();
-    let env = env_of(&p, &Rc::new(MemoryCache::new()));
-    let out = RefCell::new(Vec::new());
-    block_on(run(
-        p,
-        env,
-        Control::new(),
-        || 0.0,
-        |e| out.borrow_mut().push(e),
-    ));
-    let out = out.into_inner();
+    let out = run_prepared(p, &Rc::new(MemoryCache::new()));
     assert!(
         matches!(out.last(), Some(LitmEvent::Done { .. })),
         "{out:?}"
