@@ -979,6 +979,20 @@ pub fn fake_alternative_logprob(k: usize) -> f64 {
     -(4.0 + 0.25 * k as f64)
 }
 
+/// The first token's top `k` alternatives of chat and Gemini replies (see above), as
+/// (token, log-probability, token id): the generated token, then "alt1".., with `forced`'s "NO"
+/// last.
+fn top_alternatives(k: usize, forced: Option<f64>) -> Vec<(String, f64, usize)> {
+    let mut top = vec![(FAKE_GENERATED.to_string(), FAKE_CHAT_LOGPROB, 1)];
+    for i in 1..k.max(1) {
+        top.push((format!("alt{i}"), fake_alternative_logprob(i), 100 + i));
+    }
+    if let (Some(x), true) = (forced, k > 1) {
+        top[k - 1] = ("NO".to_string(), x, 2);
+    }
+    top
+}
+
 fn utility_reply(r: &RecordedRequest, ds: &[(String, String)], shifted: bool) -> Option<Action> {
     let v: Value = serde_json::from_str(&r.body).ok()?;
     let get = |k: &str| ds.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
@@ -1050,17 +1064,10 @@ fn utility_reply(r: &RecordedRequest, ds: &[(String, String)], shifted: bool) ->
         }
         WireFormat::OpenAiChat => {
             let k = v.get("top_logprobs")?.as_u64()? as usize;
-            let mut top = vec![
-                json!({"token": FAKE_GENERATED, "logprob": FAKE_CHAT_LOGPROB,
-                                      "bytes": null}),
-            ];
-            for i in 1..k.max(1) {
-                top.push(json!({"token": format!("alt{i}"),
-                                "logprob": fake_alternative_logprob(i), "bytes": null}));
-            }
-            if let (Some(x), true) = (forced, k > 1) {
-                top[k - 1] = json!({"token": "NO", "logprob": x, "bytes": null});
-            }
+            let top: Vec<Value> = top_alternatives(k, forced)
+                .into_iter()
+                .map(|(token, lp, _)| json!({"token": token, "logprob": lp, "bytes": null}))
+                .collect();
             json!({
                 "id": "chatcmpl-fake", "object": "chat.completion", "model": "fake",
                 "choices": [{"index": 0,
@@ -1084,17 +1091,10 @@ fn utility_reply(r: &RecordedRequest, ds: &[(String, String)], shifted: bool) ->
                 .and_then(Value::as_u64)
                 .unwrap_or(0) as usize;
             let cand = |token: &str, lp: f64, id: usize| json!({"token": token, "tokenId": id, "logProbability": lp});
-            let mut top = vec![cand(FAKE_GENERATED, FAKE_CHAT_LOGPROB, 1)];
-            for i in 1..k.max(1) {
-                top.push(cand(
-                    &format!("alt{i}"),
-                    fake_alternative_logprob(i),
-                    100 + i,
-                ));
-            }
-            if let (Some(x), true) = (forced, k > 1) {
-                top[k - 1] = cand("NO", x, 2);
-            }
+            let top: Vec<Value> = top_alternatives(k, forced)
+                .into_iter()
+                .map(|(token, lp, id)| cand(&token, lp, id))
+                .collect();
             json!({
                 "candidates": [{"content": {"role": "model", "parts": [{"text": FAKE_GENERATED}]},
                                 "finishReason": "MAX_TOKENS", "index": 0,
