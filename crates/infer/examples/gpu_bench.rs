@@ -2,7 +2,7 @@
 //!
 //! cargo run --release -p ragscope-infer --features gpu --example gpu_bench -- \
 //!     --model M.gguf [--passages 8] [--tokens 512] [--decode 32] [--prompts-file P.json]
-//!     [--matmul-rows 2048] [--no-split-k] [--no-fuse]
+//!     [--matmul-rows 2048] [--no-split-k] [--no-fuse] [--no-wide] [--batch-tokens N]
 //!
 //! Prints the adapter, then: prefill tokens/s (the utility path: `--passages` prompts of
 //! `--tokens` random ids, or the id lists of `--prompts-file`, packed into device-sized
@@ -30,7 +30,7 @@ fn fail(m: impl std::fmt::Display) -> ! {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: gpu_bench --model M.gguf [--passages N] [--tokens L] [--decode S] [--prompts-file P.json] [--matmul-rows M] [--no-split-k] [--no-fuse]";
+    let usage = "usage: gpu_bench --model M.gguf [--passages N] [--tokens L] [--decode S] [--prompts-file P.json] [--matmul-rows M] [--no-split-k] [--no-fuse] [--no-wide] [--batch-tokens N]";
     let Some(model_path) = arg(&args, "--model") else {
         eprintln!("{usage}");
         std::process::exit(2);
@@ -52,6 +52,14 @@ fn main() {
     let gpu = GpuModel::upload_with(ctx, &model, fuse).unwrap_or_else(|e| fail(e));
     // --no-split-k: O and down without the engine's K split (to compare).
     let gpu = gpu.with_split_k(!args.iter().any(|a| a == "--no-split-k"));
+    // --no-wide: the 128-row large tile where the engine would take the 192-row one.
+    let gpu = gpu.with_wide_tile(!args.iter().any(|a| a == "--no-wide"));
+    // --batch-tokens N: batches of N tokens instead of the engine's choice for the model.
+    let gpu = match arg(&args, "--batch-tokens").and_then(|v| v.parse().ok()) {
+        Some(n) => gpu.with_batch_tokens(n),
+        None => gpu,
+    };
+    eprintln!("batches of up to {} tokens", gpu.max_batch_tokens());
     let prompts: Vec<Vec<u32>> = match arg(&args, "--prompts-file") {
         Some(p) => {
             let text = std::fs::read_to_string(&p).unwrap_or_else(|e| fail(format!("{p}: {e}")));

@@ -4,7 +4,7 @@
 //!
 //! cargo run --release -p ragscope-infer --features gpu --example gpu_kernels_bench -- \
 //!     [--peak-gflops 67000] [--reps 20] [--tokens 2048] [--types Q4_1,Q8_0] [--quick]
-//!     [--force-tile small|large] [--matmul-wgsl variant.wgsl --tile 64x128 [--unchecked]]
+//!     [--force-tile small|large|wide] [--matmul-wgsl variant.wgsl --tile 64x128 [--unchecked]]
 //!     [--split-k 1|2] [--no-attention]
 //!
 //! GFLOP/s = 2·M·N·K / time for the matmuls (M tokens, N weight rows, K columns); attention
@@ -62,8 +62,9 @@ fn main() {
     match arg(&args, "--force-tile").as_deref() {
         Some("small") => b = b.with_tile(MatmulTile::Small),
         Some("large") => b = b.with_tile(MatmulTile::Large),
+        Some("wide") => b = b.with_tile(MatmulTile::Wide),
         Some(other) => {
-            eprintln!("--force-tile {other}: small or large");
+            eprintln!("--force-tile {other}: small, large or wide");
             std::process::exit(2)
         }
         None => {}
@@ -139,10 +140,11 @@ fn main() {
             let flops = 2.0 * (mm * n * k) as f64;
             let tile = match arg(&args, "--force-tile").as_deref() {
                 Some("large") => MatmulTile::Large,
+                Some("wide") => MatmulTile::Wide,
                 Some(_) => MatmulTile::Small,
-                None => MatmulTile::for_shape(n, mm),
+                None => MatmulTile::pick(n, mm, ctx.has_wide_tile()),
             };
-            let split = forced_split.unwrap_or_else(|| split_k(ty, n, mm, k));
+            let split = forced_split.unwrap_or_else(|| split_k(tile, ty, n, mm, k));
             let mut shape = serde_json::json!({"name": label, "m": mm, "n": n, "k": k,
                 "tile": format!("{tile:?}"), "split_k": split});
             if arg(&args, "--matmul-wgsl").is_some() {

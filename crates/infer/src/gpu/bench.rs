@@ -229,10 +229,11 @@ impl<'a> KernelBench<'a> {
     ) -> Result<KernelTime, GpuError> {
         let w = repack_raw(ty, k, &self.weights(ty, n, k));
         let x = self.floats(m * k);
-        let tile = self.tile.unwrap_or(MatmulTile::for_shape(n, m));
+        let wide = self.ctx.has_wide_tile();
+        let tile = self.tile.unwrap_or(MatmulTile::pick(n, m, wide));
         let splits = match self.split {
-            None => split_k(ty, n, m, k),
-            Some(s) if s > 1 && tile == MatmulTile::Large && k.is_multiple_of(s) => {
+            None => split_k(tile, ty, n, m, k),
+            Some(s) if s > 1 && tile != MatmulTile::Small && k.is_multiple_of(s) => {
                 let part = k / s;
                 if part.is_multiple_of(16) && part.is_multiple_of(ty.block_size()) {
                     s
@@ -255,7 +256,9 @@ impl<'a> KernelBench<'a> {
         let bufs = [w, x, y];
         match &self.variant {
             None => {
-                let kern = tile.kernel(&self.ctx.kernels, ty);
+                let kern = tile.kernel(&self.ctx.kernels, ty).ok_or_else(|| {
+                    GpuError::Unsupported(format!("the {tile:?} tile on this device"))
+                })?;
                 let (gx, gy) = tile.groups(n, m);
                 self.time(kern, &words, &bufs, (gx, gy, splits as u32), reps)
             }
@@ -279,7 +282,11 @@ impl<'a> KernelBench<'a> {
                 };
                 use Slot::*;
                 let kern = kernel(dev, &module, "main", &[Uniform, Read, Read, ReadWrite]);
-                let groups = (n.div_ceil(*tn) as u32, m.div_ceil(*tm) as u32, 1);
+                let groups = (
+                    n.div_ceil(*tn) as u32,
+                    m.div_ceil(*tm) as u32,
+                    splits as u32,
+                );
                 self.time(&kern, &words, &bufs, groups, reps)
             }
         }

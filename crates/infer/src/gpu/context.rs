@@ -6,7 +6,7 @@ use super::layout::{dequant8_fn, dequant_fn, GPU_TYPES};
 use crate::gguf::GgmlType;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 const DEQUANT_WGSL: &str = include_str!("shaders/dequant.wgsl");
 const MATMUL_WGSL: &str = include_str!("shaders/matmul.wgsl");
@@ -34,6 +34,27 @@ pub(crate) struct Kernel {
     pub slots: Vec<Slot>,
 }
 
+/// The wide-tile matmuls, one per weight type, each compiled when a product first needs it
+/// (most devices and batches never do: lavapipe's bindings, for one, cap SmolLM2's batches
+/// below engine.rs WIDE_MIN_TOKENS).
+pub(crate) struct WideKernels {
+    device: wgpu::Device,
+    kernels: [OnceLock<Kernel>; GPU_TYPES.len()],
+}
+
+impl WideKernels {
+    /// The kernel for `ty`; `None` for a type the GPU path lacks.
+    pub fn get(&self, ty: GgmlType) -> Option<&Kernel> {
+        let i = GPU_TYPES.iter().position(|&t| t == ty)?;
+        Some(self.kernels[i].get_or_init(|| {
+            use Slot::*;
+            let label = format!("matmul_wide_{}", ty.name());
+            let m = matmul_module(&self.device, &label, &matmul_wide_source(ty));
+            kernel(&self.device, &m, "main", &[Uniform, Read, Read, ReadWrite])
+        }))
+    }
+}
+
 /// The compiled kernels: one matmul per weight type (dequant function + tile shader).
 #[derive(Clone)]
 pub(crate) struct Kernels {
@@ -41,6 +62,10 @@ pub(crate) struct Kernels {
     /// The 128x128-tile matmul per weight type, for products with many tiles (engine.rs
     /// `matmul_plan`).
     pub matmul_large: HashMap<GgmlType, Kernel>,
+    /// The wide tile's kernels, compiled on first use; `None` in the browser (its batches stay
+    /// below the wide tile's token threshold) and where the device's limits do not fit it
+    /// (`wide_tile_fits`).
+    pub matmul_wide: Option<Arc<WideKernels>>,
     pub rms_norm: Kernel,
     pub rope: Kernel,
     pub bias: Kernel,
@@ -158,6 +183,11 @@ impl GpuContext {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn new_blocking_profiling() -> Result<GpuContext, GpuError> {
         pollster::block_on(Self::new_profiling())
+    }
+
+    /// True when the device runs the wide matmul tile (`wide_tile_fits`).
+    pub fn has_wide_tile(&self) -> bool {
+        self.kernels.matmul_wide.is_some()
     }
 
     /// True when the device was opened with timestamp queries.
@@ -344,6 +374,28 @@ pub fn matmul_large_source(ty: GgmlType) -> String {
     matmul_source_from(MATMUL_LARGE_WGSL, ty)
 }
 
+/// The wide tile (192 weight rows x 128 tokens, 384 threads, 20 KiB of workgroup memory):
+/// shaders/matmul_large.wgsl with TN = 192. SmolLM2-135M's 576-, 960-, 1,536- and 3,072-row
+/// products are whole multiples of 192, where the 128-row tile leaves a half-empty last tile.
+pub fn matmul_wide_source(ty: GgmlType) -> String {
+    matmul_source_from(&matmul_wide_shader(), ty)
+}
+
+fn matmul_wide_shader() -> String {
+    MATMUL_LARGE_WGSL
+        .replace("const TN: u32 = 128u;", "const TN: u32 = 192u;")
+        .replace("@workgroup_size(16, 16, 1)", "@workgroup_size(16, 24, 1)")
+}
+
+/// Whether the device can run the wide tile (above WebGPU's default limits of 256 invocations
+/// and 16 KiB of workgroup memory: 384 threads, 2 x 16 K steps of 128 tokens and 192 rows).
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+fn wide_tile_fits(limits: &wgpu::Limits) -> bool {
+    limits.max_compute_invocations_per_workgroup >= 384
+        && limits.max_compute_workgroup_size_y >= 24
+        && limits.max_compute_workgroup_storage_size >= 16 * (128 + 192) * 4
+}
+
 /// A matmul shader module compiled without wgpu's runtime checks. naga otherwise clamps every
 /// array index and bounds every loop with a counter; in the matmul's unrolled inner loops that
 /// cost 1.3-1.5x on an H100 (measured with the 128x128 tile, gpu_kernels_bench --unchecked).
@@ -425,6 +477,11 @@ pub fn all_shader_sources() -> Vec<(String, String)> {
             .iter()
             .map(|&t| (format!("matmul_large_{}", t.name()), matmul_large_source(t))),
     );
+    out.extend(
+        GPU_TYPES
+            .iter()
+            .map(|&t| (format!("matmul_wide_{}", t.name()), matmul_wide_source(t))),
+    );
     out.push(("rms_norm".into(), RMS_NORM_WGSL.into()));
     out.push(("rope".into(), ROPE_WGSL.into()));
     out.push(("elementwise".into(), ELEMENTWISE_WGSL.into()));
@@ -448,6 +505,15 @@ impl Kernels {
         };
         let mut matmul = HashMap::new();
         let mut matmul_large = HashMap::new();
+        #[cfg(not(target_arch = "wasm32"))]
+        let matmul_wide = wide_tile_fits(&device.limits()).then(|| {
+            Arc::new(WideKernels {
+                device: device.clone(),
+                kernels: std::array::from_fn(|_| OnceLock::new()),
+            })
+        });
+        #[cfg(target_arch = "wasm32")]
+        let matmul_wide = None;
         let mm_slots = [Uniform, Read, Read, ReadWrite];
         for ty in GPU_TYPES {
             let label = format!("matmul_{}", ty.name());
@@ -469,6 +535,7 @@ impl Kernels {
         let k = Kernels {
             matmul,
             matmul_large,
+            matmul_wide,
             rms_norm: kernel(device, &rms, "main", &[Uniform, Read, Read, ReadWrite]),
             rope: kernel(
                 device,

@@ -41,13 +41,18 @@ pub const KV_CACHE_BUDGET: u64 = 1 << 30;
 /// driver's watchdog.
 pub const MAX_BATCH_TOKENS: usize = 2048;
 /// Natively, small models batch more tokens, up to LAYER_FLOP_BUDGET of GEMM work per layer
-/// submit (2 FLOP per weight and token; about a Qwen2.5-0.5B layer at MAX_BATCH_TOKENS, 61
-/// GFLOP: it gets 2,146 tokens), and at most this many: SmolLM2-135M then packs 9,042 tokens,
-/// where the 128x128 matmul tile fills an H100 (see `batch_tokens`). The browser keeps
-/// MAX_BATCH_TOKENS (its GPU memory and watchdog are the user's machine's, unmeasured).
-pub const MAX_BATCH_TOKENS_NATIVE: usize = 16384;
-/// The GEMM work (FLOP) of one layer's submit that `batch_tokens` stays under natively.
-pub const LAYER_FLOP_BUDGET: f64 = 6.4e10;
+/// submit (2 FLOP per weight and token) and WORKSPACE_BUDGET of activations, and at most this
+/// many: SmolLM2-135M packs 32,768 tokens (232 GFLOP per layer, a 1.4 GB workspace),
+/// Qwen2.5-0.5B 8,585. Measured on an H100 (2026-11-23, Q4_1, gpu_kernels_bench): SmolLM2's
+/// O, down and fused Q|K|V products reach 43.8-45.1 % of f32 peak at 32,768 tokens in the
+/// wide tile, 33-37 % at the former 9,042; prefill 51,800 tok/s against 48,500. The browser
+/// keeps MAX_BATCH_TOKENS (its GPU memory and watchdog are the user's machine's, unmeasured).
+pub const MAX_BATCH_TOKENS_NATIVE: usize = 32768;
+/// The GEMM work (FLOP) of one layer's submit that `batch_tokens` stays under natively: tens
+/// of milliseconds on a GPU of 5-10 TFLOP/s, far from a driver's watchdog.
+pub const LAYER_FLOP_BUDGET: f64 = 2.56e11;
+/// The activation workspace (bytes) a native batch may take (`batch_tokens`).
+pub const WORKSPACE_BUDGET: f64 = 1.5 * (1u64 << 30) as f64;
 
 /// Tokens per batch for a model (before the binding limit): MAX_BATCH_TOKENS in the browser;
 /// natively as many as keep one layer's GEMMs under LAYER_FLOP_BUDGET, between
@@ -60,7 +65,11 @@ pub fn batch_tokens(cfg: &ModelConfig) -> usize {
     let kv = cfg.n_head_kv * cfg.head_dim;
     let weights = cfg.n_embd * (2 * q + 2 * kv + 3 * cfg.n_ff);
     let per_token = 2.0 * weights.max(1) as f64;
-    ((LAYER_FLOP_BUDGET / per_token) as usize).clamp(MAX_BATCH_TOKENS, MAX_BATCH_TOKENS_NATIVE)
+    // ensure_buffers' floats per token with both projections fused and split-K's two planes.
+    let floats = 4 * cfg.n_embd + 3 * q + 2 * kv + 2 * (q + 2 * kv) + 3 * cfg.n_ff;
+    let by_flops = LAYER_FLOP_BUDGET / per_token;
+    let by_memory = WORKSPACE_BUDGET / (4 * floats.max(1)) as f64;
+    (by_flops.min(by_memory) as usize).clamp(MAX_BATCH_TOKENS, MAX_BATCH_TOKENS_NATIVE)
 }
 
 pub(super) struct GpuMatrix {
@@ -238,10 +247,14 @@ pub struct GpuModel {
     /// Tokens and prompts one batch may hold on this device.
     max_tok: usize,
     max_prompts: usize,
+    /// The most tokens whose widest activation row fits one binding (`with_batch_tokens`).
+    binding_tok: usize,
     /// KV-cache rows (all prompts of a decoding group together) this device holds.
     max_cache_rows: usize,
     /// Split-K allowed for the O and down products (`split_k`; off: `with_split_k(false)`).
     split_k: bool,
+    /// The wide matmul tile allowed where the device has it (off: `with_wide_tile(false)`).
+    wide_tile: bool,
     uploaded_bytes: u64,
 }
 
@@ -263,6 +276,8 @@ fn u32_bytes(v: &[u32]) -> Vec<u8> {
 pub(crate) const MATMUL_TILE: (usize, usize) = (64, 64);
 /// The same for shaders/matmul_large.wgsl.
 pub(crate) const MATMUL_LARGE_TILE: (usize, usize) = (128, 128);
+/// The same for its wide form (context.rs `matmul_wide_source`).
+pub(crate) const MATMUL_WIDE_TILE: (usize, usize) = (192, 128);
 /// Workgroups the large tile must make before it is used. Below that the 64x64 tile's four
 /// times as many workgroups fill a large GPU better (H100, 2048 tokens: the 576x576 product's
 /// 80 large tiles still beat its 288 small ones; the 192-row one's 32 did not).
@@ -273,11 +288,21 @@ pub(crate) const MATMUL_LARGE_MIN_GROUPS: usize = 64;
 /// (H100, 9,042 tokens: the 192-row product ran at 10.9 TFLOP/s in large tiles).
 const MATMUL_LARGE_MIN_FILL: f64 = 0.8;
 
-/// Which matmul tile a product uses (`Small` = 64x64, `Large` = 128x128).
+/// Tokens from which the wide tile replaces the large one. Measured on an H100 (Q4_1,
+/// gpu_kernels_bench --force-tile wide|large, % of f32 peak, wide vs large): at 16,384 tokens
+/// and more the wide tile wins on every SmolLM2-135M product (O 39.1 vs 37.5, down 42.9 vs
+/// 37.3, Q|K|V 43.2 vs 39.5; at 32,768: 43.8 vs 38.3, 45.1 vs 37.9, 43.8 vs 40.0); at 9,042
+/// they tie (O 33.2 vs 33.1, Q|K|V 36.6 vs 37.1, down 35.9 vs 34.3); at 2,048 its fewer
+/// workgroups lose on the fused Q|K|V (23.6 vs 34.6).
+pub(crate) const WIDE_MIN_TOKENS: usize = 16384;
+
+/// Which matmul tile a product uses (`Small` = 64x64, `Large` = 128x128, `Wide` = 192 rows x
+/// 128 tokens where the device's limits allow it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MatmulTile {
     Small,
     Large,
+    Wide,
 }
 
 impl MatmulTile {
@@ -296,32 +321,58 @@ impl MatmulTile {
         }
     }
 
+    /// `for_shape`, with the large tile widened to 192 rows where `wide` (the device has the
+    /// wide kernels and the caller allows them), the rows are a whole number of wide tiles and
+    /// the batch has at least WIDE_MIN_TOKENS tokens.
+    pub fn pick(rows: usize, n_tok: usize, wide: bool) -> MatmulTile {
+        match Self::for_shape(rows, n_tok) {
+            MatmulTile::Large
+                if wide && rows.is_multiple_of(MATMUL_WIDE_TILE.0) && n_tok >= WIDE_MIN_TOKENS =>
+            {
+                MatmulTile::Wide
+            }
+            t => t,
+        }
+    }
+
     /// The grid: x over weight-row tiles, y over token tiles.
     pub(crate) fn groups(self, rows: usize, n_tok: usize) -> (u32, u32) {
         let (tn, tm) = match self {
             MatmulTile::Small => MATMUL_TILE,
             MatmulTile::Large => MATMUL_LARGE_TILE,
+            MatmulTile::Wide => MATMUL_WIDE_TILE,
         };
         (rows.div_ceil(tn) as u32, n_tok.div_ceil(tm) as u32)
     }
 
-    pub(crate) fn kernel(self, kernels: &Kernels, ty: GgmlType) -> &Kernel {
+    /// Its kernel for `ty`; `None` for the wide tile on a device without it.
+    pub(crate) fn kernel(self, kernels: &Kernels, ty: GgmlType) -> Option<&Kernel> {
         match self {
-            MatmulTile::Small => &kernels.matmul[&ty],
-            MatmulTile::Large => &kernels.matmul_large[&ty],
+            MatmulTile::Small => kernels.matmul.get(&ty),
+            MatmulTile::Large => kernels.matmul_large.get(&ty),
+            MatmulTile::Wide => kernels.matmul_wide.as_ref()?.get(ty),
         }
     }
 }
 
-/// The kernel and grid for y = x · Wᵀ with `rows` rows of type `ty` and `n_tok` tokens.
+/// The tile, kernel and grid for y = x · Wᵀ with `rows` rows of type `ty` and `n_tok` tokens
+/// (`wide`: the wide tile allowed where the device has it).
 pub(crate) fn matmul_plan(
     kernels: &Kernels,
     ty: GgmlType,
     rows: usize,
     n_tok: usize,
-) -> (&Kernel, (u32, u32)) {
-    let tile = MatmulTile::for_shape(rows, n_tok);
-    (tile.kernel(kernels, ty), tile.groups(rows, n_tok))
+    wide: bool,
+) -> (MatmulTile, &Kernel, (u32, u32)) {
+    let wide = wide && kernels.matmul_wide.is_some();
+    let tile = MatmulTile::pick(rows, n_tok, wide);
+    let kernel = match tile.kernel(kernels, ty) {
+        Some(k) => k,
+        // Wide is `Some` for every GPU type; a type outside GPU_TYPES never reaches a matmul
+        // (upload refuses the model), so this is the small tile's lookup as before.
+        None => &kernels.matmul[&ty],
+    };
+    (tile, kernel, tile.groups(rows, n_tok))
 }
 
 /// Large-tile products with fewer workgroups than this get their K split in two (`split_k`).
@@ -334,11 +385,10 @@ pub(crate) const SPLIT_K_BELOW_GROUPS: usize = 600;
 /// 576-row products (85 workgroups), +24 % on its fused 960-row Q|K|V (136), +15 % on
 /// Qwen2.5-0.5B's down (119); at 9,042 tokens +7 % on Q|K|V (568), +3 % on down and -1 % on O
 /// (355); at 16,384 tokens (640 and more) -4 % to +1 %: no split there.
-pub fn split_k(ty: GgmlType, rows: usize, n_tok: usize, k: usize) -> usize {
-    let tile = MatmulTile::for_shape(rows, n_tok);
+pub fn split_k(tile: MatmulTile, ty: GgmlType, rows: usize, n_tok: usize, k: usize) -> usize {
     let (gr, gt) = tile.groups(rows, n_tok);
     let half = k / 2;
-    if tile == MatmulTile::Large
+    if tile != MatmulTile::Small
         && ((gr * gt) as usize) < SPLIT_K_BELOW_GROUPS
         && k.is_multiple_of(2)
         && half.is_multiple_of(16)
@@ -401,7 +451,8 @@ impl GpuModel {
         .into_iter()
         .max()
         .unwrap_or(1);
-        let max_tok = (max_binding / (4 * widest)).min(batch_tokens(&cfg));
+        let binding_tok = max_binding / (4 * widest);
+        let max_tok = binding_tok.min(batch_tokens(&cfg));
         let max_prompts = (max_binding / (4 * cfg.n_vocab)).min(max_tok);
         if max_tok == 0 || max_prompts == 0 {
             return Err(GpuError::TooLarge(format!(
@@ -485,8 +536,10 @@ impl GpuModel {
             stats: Mutex::new(DecodeStats::default()),
             max_tok,
             max_prompts,
+            binding_tok,
             max_cache_rows,
             split_k: true,
+            wide_tile: true,
             uploaded_bytes: uploaded,
         })
     }
@@ -505,6 +558,18 @@ impl GpuModel {
     pub fn with_split_k(mut self, on: bool) -> Self {
         self.split_k = on;
         self
+    }
+
+    /// Allows or forbids the wide matmul tile (benchmarks compare both).
+    pub fn with_wide_tile(mut self, on: bool) -> Self {
+        self.wide_tile = on;
+        self
+    }
+
+    /// Whether the wide tile is allowed (the native matmul bench times what the engine runs).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(super) fn wide_tile_on(&self) -> bool {
+        self.wide_tile
     }
 
     /// Whether split-K is allowed (the native matmul bench times what the engine runs).
@@ -591,6 +656,15 @@ impl GpuModel {
     /// Prompts one batch holds at most on this device.
     pub fn max_batch_prompts(&self) -> usize {
         self.max_prompts
+    }
+
+    /// Batches of up to `n` tokens (within the binding limit) instead of `batch_tokens`' choice
+    /// (benchmarks of the batch size).
+    pub fn with_batch_tokens(mut self, n: usize) -> Self {
+        let vocab_prompts = self.ctx.max_binding() as usize / (4 * self.cfg.n_vocab.max(1));
+        self.max_tok = n.clamp(1, self.binding_tok.max(1));
+        self.max_prompts = vocab_prompts.clamp(1, self.max_tok);
+        self
     }
 
     /// Tokens one batch holds at most on this device.
@@ -1260,8 +1334,12 @@ impl GpuModel {
         n_tok: usize,
     ) -> usize {
         let planes = ws.bufs.as_ref().map_or(1, |b| b.planes);
+        let kernels = &self.ctx.kernels;
         let splits = match m.chunks.as_slice() {
-            [(_, _, n)] if self.split_k && planes == 2 => split_k(m.ty, *n, n_tok, m.cols),
+            [(_, _, n)] if self.split_k && planes == 2 => {
+                let (tile, _, _) = matmul_plan(kernels, m.ty, *n, n_tok, self.wide_tile);
+                split_k(tile, m.ty, *n, n_tok, m.cols)
+            }
             _ => 1,
         };
         if splits == 1 {
@@ -1269,7 +1347,7 @@ impl GpuModel {
             return 1;
         }
         let (buf, _, n) = &m.chunks[0];
-        let (k, (gx, gy)) = matmul_plan(&self.ctx.kernels, m.ty, *n, n_tok);
+        let (_, k, (gx, gy)) = matmul_plan(kernels, m.ty, *n, n_tok, self.wide_tile);
         let words = [
             n_tok as u32,
             *n as u32,
@@ -1293,7 +1371,7 @@ impl GpuModel {
         n_tok: usize,
     ) {
         for (buf, r0, n) in &m.chunks {
-            let (k, groups) = matmul_plan(&self.ctx.kernels, m.ty, *n, n_tok);
+            let (_, k, groups) = matmul_plan(&self.ctx.kernels, m.ty, *n, n_tok, self.wide_tile);
             let words = [
                 n_tok as u32,
                 *n as u32,

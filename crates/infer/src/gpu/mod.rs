@@ -7,8 +7,11 @@
 //!   (context.rs `unroll`): naga guards every loop with an iteration counter, which in the
 //!   innermost loop cost more than the FMAs (measured: 7x on an H100). Two tiles: 64x64
 //!   (shaders/matmul.wgsl) for small products, 128x128 with 8x8 outputs per thread
-//!   (shaders/matmul_large.wgsl) where it makes enough workgroups (engine.rs `matmul_plan`);
-//!   both compiled without naga's runtime checks, their indices in range by construction.
+//!   (shaders/matmul_large.wgsl) where it makes enough workgroups (engine.rs `matmul_plan`),
+//!   and natively its 192-row form for large batches of products with whole 192-row tiles
+//!   (compiled on first use, where the device's limits allow 384 threads and 20 KiB of
+//!   workgroup memory); all compiled without naga's runtime checks, their indices in range by
+//!   construction.
 //!   Projections that read the same input run as one GEMM where their weights share a type:
 //!   Q|K|V and gate|up are uploaded as one matrix each (engine.rs `Proj`), their output rows
 //!   taken apart by elementwise.wgsl (`split`, `swiglu_halves`, `geglu_halves`). Products that
@@ -46,8 +49,8 @@ mod tests;
 #[cfg(not(target_arch = "wasm32"))]
 pub use backend::{GpuBackend, GpuPolicy};
 pub use context::{
-    all_shader_sources, matmul_large_source, matmul_source, matmul_source_from, AdapterSummary,
-    GpuContext,
+    all_shader_sources, matmul_large_source, matmul_source, matmul_source_from, matmul_wide_source,
+    AdapterSummary, GpuContext,
 };
 pub use engine::{
     batch_tokens, split_k, DecodeStats, GpuModel, MatmulTile, GPU_ARCHS, LAYER_FLOP_BUDGET,

@@ -77,8 +77,9 @@ impl GpuModel {
         let (n, k) = (*n, mat.cols);
         let max = ctx.max_binding() as usize;
         let m = m.min(max / (4 * k)).min(max / (8 * n)).max(1);
+        let (tile, kernel, (gx, gy)) = matmul_plan(&ctx.kernels, mat.ty, n, m, self.wide_tile_on());
         let splits = if split && mat.chunks.len() == 1 {
-            split_k(mat.ty, n, m, k)
+            split_k(tile, mat.ty, n, m, k)
         } else {
             1
         };
@@ -106,8 +107,6 @@ impl GpuModel {
             contents: &words,
             usage: wgpu::BufferUsages::UNIFORM,
         });
-        // The kernel and grid the engine uses for this shape.
-        let (kernel, (gx, gy)) = matmul_plan(&ctx.kernels, mat.ty, n, m);
         let bg = dev.create_bind_group(&wgpu::BindGroupDescriptor {
             label: None,
             layout: &kernel.layout,

@@ -204,6 +204,8 @@ fn matmul_matches_twin_for_every_weight_type() {
             (col_choices[1], 70, 65),
             // Straddles 128x128 tiles; K a multiple of the 16-wide K step for every type.
             (bs.max(64), 130, 131),
+            // Straddles the wide tile's 192 rows.
+            (bs.max(64), 130, 197),
         ] {
             let w = random_weights(&mut rng, ty, rows, cols);
             let x = rng.vec(n_tok * cols);
@@ -220,11 +222,14 @@ fn matmul_matches_twin_for_every_weight_type() {
                 col0 as u32,
             ];
             let y = vec![0f32; n_tok * stride];
-            // Both tiles on every shape, whichever the engine would pick.
-            for tile in [MatmulTile::Small, MatmulTile::Large] {
+            // Every tile on every shape, whichever the engine would pick.
+            for tile in tiles(ctx) {
+                let Some(kernel) = tile.kernel(&ctx.kernels, ty) else {
+                    continue;
+                };
                 let got = run(
                     ctx,
-                    tile.kernel(&ctx.kernels, ty),
+                    kernel,
                     &words,
                     &[repack_raw(ty, cols, &w), bytes_f32(&x), bytes_f32(&y)],
                     2,
@@ -241,9 +246,9 @@ fn matmul_matches_twin_for_every_weight_type() {
                 );
             }
         }
-        // Split-K on the large tile: K halves of whole 16-wide steps and blocks, two output
-        // planes (n_tok x stride apart) that add up to the product.
-        let (cols, n_tok, rows) = (2 * bs.max(32), 130, 131);
+        // Split-K on the large and wide tiles: K halves of whole 16-wide steps and blocks, two
+        // output planes (n_tok x stride apart) that add up to the product.
+        let (cols, n_tok, rows) = (2 * bs.max(32), 130, 197);
         let w = random_weights(&mut rng, ty, rows, cols);
         let x = rng.vec(n_tok * cols);
         let want = twin::matmul(ty, &w, rows, cols, &x);
@@ -257,37 +262,57 @@ fn matmul_matches_twin_for_every_weight_type() {
             col0 as u32,
             (cols / 2) as u32,
         ];
-        let tile = MatmulTile::Large;
-        let (gx, gy) = tile.groups(rows, n_tok);
-        let got = run_z(
-            ctx,
-            tile.kernel(&ctx.kernels, ty),
-            &words,
-            &[
-                repack_raw(ty, cols, &w),
-                bytes_f32(&x),
-                bytes_f32(&vec![0f32; 2 * n_tok * stride]),
-            ],
-            2,
-            (gx, gy, 2),
-        );
-        let plane = n_tok * stride;
-        let got: Vec<f32> = (0..n_tok)
-            .flat_map(|t| (0..rows).map(move |r| t * stride + col0 + r))
-            .map(|i| got[i] + got[plane + i])
-            .collect();
-        assert_close(
-            &format!("matmul split-K {} {n_tok}x{rows}x{cols}", ty.name()),
-            &got,
-            &want,
-            2e-5,
-        );
+        for tile in tiles(ctx).into_iter().skip(1) {
+            let Some(kernel) = tile.kernel(&ctx.kernels, ty) else {
+                continue;
+            };
+            let (gx, gy) = tile.groups(rows, n_tok);
+            let got = run_z(
+                ctx,
+                kernel,
+                &words,
+                &[
+                    repack_raw(ty, cols, &w),
+                    bytes_f32(&x),
+                    bytes_f32(&vec![0f32; 2 * n_tok * stride]),
+                ],
+                2,
+                (gx, gy, 2),
+            );
+            let plane = n_tok * stride;
+            let got: Vec<f32> = (0..n_tok)
+                .flat_map(|t| (0..rows).map(move |r| t * stride + col0 + r))
+                .map(|i| got[i] + got[plane + i])
+                .collect();
+            assert_close(
+                &format!(
+                    "matmul {tile:?} split-K {} {n_tok}x{rows}x{cols}",
+                    ty.name()
+                ),
+                &got,
+                &want,
+                2e-5,
+            );
+        }
     }
+}
+
+/// The matmul tiles this device runs (the wide one only where its limits fit it).
+fn tiles(ctx: &GpuContext) -> Vec<MatmulTile> {
+    let mut out = vec![MatmulTile::Small, MatmulTile::Large];
+    if ctx.has_wide_tile() {
+        out.push(MatmulTile::Wide);
+    } else {
+        eprintln!("SKIPPED: the wide matmul tile (this device's limits do not fit it)");
+    }
+    out
 }
 
 #[test]
 fn split_k_only_where_the_large_tile_makes_few_workgroups() {
-    use super::engine::split_k;
+    let split_k = |ty, rows, n_tok, k| {
+        super::engine::split_k(MatmulTile::for_shape(rows, n_tok), ty, rows, n_tok, k)
+    };
     // SmolLM2-135M at 9,042 tokens: O and down (576 rows: 5 x 71 large tiles) and the fused
     // Q|K|V (960 rows: 8 x 71) split, the fused gate|up (3072 rows: 24 x 71) not, nor O and
     // down at 16,384 tokens (5 x 128); K-quant blocks of 256 do not halve 576.
@@ -300,6 +325,9 @@ fn split_k_only_where_the_large_tile_makes_few_workgroups() {
     // The small tile (192 rows, a decoding step's few tokens) never splits.
     assert_eq!(split_k(GgmlType::Q4_1, 192, 9042, 576), 1);
     assert_eq!(split_k(GgmlType::Q4_1, 576, 8, 1536), 1);
+    // The wide tile: O (3 x 71 tiles) and the fused Q|K|V (5 x 71) split, gate|up (16 x 71) not.
+    let wide = |rows, k| super::engine::split_k(MatmulTile::Wide, GgmlType::Q4_1, rows, 9042, k);
+    assert_eq!((wide(576, 576), wide(960, 576), wide(3072, 576)), (2, 2, 1));
 }
 
 #[test]
@@ -777,4 +805,13 @@ fn matmul_plan_picks_the_large_tile_only_for_well_filled_products() {
     assert_eq!(MatmulTile::for_shape(576, 2048), Large);
     // Too few large tiles to fill a GPU: 2 x 16.
     assert_eq!(MatmulTile::for_shape(256, 2048), Small);
+    // The wide tile where the device has it and the rows are whole 192-row tiles (SmolLM2's
+    // 576, 960, 1,536 and 3,072), not Qwen2.5-0.5B's 896 rows nor the small tile's products,
+    // at 16,384 tokens and more.
+    assert_eq!(MatmulTile::pick(576, 32768, true), Wide);
+    assert_eq!(MatmulTile::pick(3072, 16384, true), Wide);
+    assert_eq!(MatmulTile::pick(576, 9042, true), Large);
+    assert_eq!(MatmulTile::pick(896, 32768, true), Large);
+    assert_eq!(MatmulTile::pick(192, 32768, true), Small);
+    assert_eq!(MatmulTile::pick(576, 32768, false), Large);
 }

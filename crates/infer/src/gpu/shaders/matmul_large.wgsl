@@ -7,7 +7,12 @@
 // rows (tokens 4*ty..+3 and 64+4*ty..+3, rows likewise with tx) in 16 vec4 accumulators: per k
 // it reads 4 vec4s of workgroup memory for 64 FMAs (the 64x64 tile's 4x4 block reads 2 for 16
 // and stays near 20 % of an H100's f32 peak). K steps of 16:
-// 2 x 8 KiB of staging, the 16 KiB WebGPU default. Staging as in matmul.wgsl: thread flat%128
+// 2 x 8 KiB of staging, the 16 KiB WebGPU default.
+// The wide form (TN = 192, 384 threads in three warp columns of rows, 8 + 12 KiB of staging;
+// native devices whose limits allow it, batches of 16,384 tokens and more: engine.rs
+// WIDE_MIN_TOKENS) makes SmolLM2-135M's 576-, 960-, 1,536- and 3,072-row products whole
+// tiles: on an H100 at 32,768 tokens its O, down and Q|K|V reach 43.8-45.1 % of f32 peak
+// against 38.3-40.0 % in the 128-row tile. Staging as in matmul.wgsl: thread flat%128
 // takes one token / weight row and 8 consecutive k (dequant8: one block decode per 8 weights).
 // When K is a multiple of 16 (every real model) each step is whole: the next step's values are
 // loaded into registers before this step's FMAs (their latency hides behind them), and tokens
@@ -49,14 +54,22 @@ struct Params {
 @group(0) @binding(2) var<storage, read> x: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 
-// Tokens and weight rows per tile (engine.rs MATMUL_LARGE_TILE), K per step.
+// Tokens and weight rows per tile (engine.rs MATMUL_LARGE_TILE), K per step. context.rs
+// `matmul_wide_source` sets TN to 192 (and the workgroup to 16x24) for the wide tile: the
+// same kernel with 2 * TN threads, 8 x 8 outputs each, the rows in three warp columns.
 const TM: u32 = 128u;
 const TN: u32 = 128u;
 const TK: u32 = 16u;
+// vec4s of weight rows per k in ws; threads; warps across the rows.
+const WV: u32 = TN / 4u;
+const NT: u32 = 2u * TN;
+const WX: u32 = TN / 64u;
+const WS_LEN: u32 = TK * WV;
 
-// xs[kk * 32 + v] = activations of tokens 4v..4v+3 at column kk of the step; ws likewise rows.
+// xs[kk * 32 + v] = activations of tokens 4v..4v+3 at column kk of the step; ws[kk * WV + v]
+// likewise rows.
 var<workgroup> xs: array<vec4<f32>, 512>;
-var<workgroup> ws: array<vec4<f32>, 512>;
+var<workgroup> ws: array<vec4<f32>, WS_LEN>;
 
 // Writes 4 consecutive outputs (token t, rows r..r+3) that lie inside the matrix.
 fn store_row(plane: u32, t: u32, r: u32, v: vec4<f32>) {
@@ -84,13 +97,18 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     // wavefront; a 16 x 2 arrangement needed 3 per pair of reads (measured: +8-10 %).
     let lw = flat % 32u;
     let wi = flat / 32u;
-    let tx = (wi % 2u) * 8u + lw % 8u;
-    let ty = (wi / 2u) * 4u + lw / 8u;
-    // Staging role: one token / weight row (lane) and 8 consecutive k (seg * 8 ..).
-    let lane = flat % 128u;
-    let seg = flat / 128u;
+    let tx = (wi % WX) * 8u + lw % 8u;
+    let ty = (wi / WX) * 4u + lw / 8u;
+    // Staging role: one token (lane) / weight row (wlane) and 8 consecutive k (seg * 8 ..).
+    // 256 threads stage the tokens (x_stage: all of them in the 128-row tile, where it folds
+    // to true), all 2 * TN the rows.
+    let lane = flat % TM;
+    let seg = flat / TM;
+    let x_stage = NT == 2u * TM || flat < 2u * TM;
+    let wlane = flat % TN;
+    let wseg = flat / TN;
     let t_ld = t0 + lane;
-    let r_ld = r0 + lane;
+    let r_ld = r0 + wlane;
     let x_ok = t_ld < p.n_tok;
     let w_ok = r_ld < p.n_rows;
     let x_base = t_ld * p.k;
@@ -122,26 +140,34 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         let xb = min(t_ld, p.n_tok - 1u) * p.k + kz + seg * 8u;
         let wb = min(r_ld, p.n_rows - 1u) * p.row_words;
         var xv: array<f32, 8>;
+        if (x_stage) {
         // @unroll 8 e=#
             xv[#] = x[xb + #];
         // @end
-        var wv = dequant8(wb, kz + seg * 8u);
+        }
+        var wv = dequant8(wb, kz + wseg * 8u);
         for (var s = 0u; s < n_steps; s++) {
+            if (x_stage) {
         // @unroll 8 e=#
-            xs[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = xv[#];
-            ws[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = wv[#];
+                xs[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = xv[#];
+        // @end
+            }
+        // @unroll 8 e=#
+            ws[(wseg * 8u + #) * WV + wlane / 4u][wlane % 4u] = wv[#];
         // @end
             workgroupBarrier();
             let kn = min(s + 1u, n_steps - 1u) * TK;
+            if (x_stage) {
             // @unroll 8 e=#
                 xv[#] = x[xb + kn + #];
             // @end
-            wv = dequant8(wb, kz + kn + seg * 8u);
+            }
+            wv = dequant8(wb, kz + kn + wseg * 8u);
         // @unroll 16 kk=#
             let a# = xs[# * 32u + ty];
             let c# = xs[# * 32u + 16u + ty];
-            let b# = ws[# * 32u + tx];
-            let d# = ws[# * 32u + 16u + tx];
+            let b# = ws[# * WV + tx];
+            let d# = ws[# * WV + WV / 2u + tx];
             acc00 = fma(vec4<f32>(a#.x), b#, acc00);
             acc01 = fma(vec4<f32>(a#.x), d#, acc01);
             acc10 = fma(vec4<f32>(a#.y), b#, acc10);
@@ -165,39 +191,47 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
         // K not a multiple of 16 (F32/F16 matrices of odd width): guarded loads, zeros past K.
         for (var s = 0u; s < n_steps; s++) {
             let kb = s * TK + seg * 8u;
+            let kw = s * TK + wseg * 8u;
         var xv = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         var wv = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
-        if (kb + 8u <= p.k) {
-            if (x_ok) {
+        if (x_ok && x_stage) {
+            if (kb + 8u <= p.k) {
                 // @unroll 8 e=#
                     xv[#] = x[x_base + kb + #];
                 // @end
-            }
-            if (w_ok) {
-                wv = dequant8(w_base, kb);
-            }
-        } else {
-            for (var e = 0u; e < 8u; e++) {
-                if (kb + e < p.k) {
-                    if (x_ok) {
+            } else {
+                for (var e = 0u; e < 8u; e++) {
+                    if (kb + e < p.k) {
                         xv[e] = x[x_base + kb + e];
-                    }
-                    if (w_ok) {
-                        wv[e] = dequant(w_base, kb + e);
                     }
                 }
             }
         }
+        if (w_ok) {
+            if (kw + 8u <= p.k) {
+                wv = dequant8(w_base, kw);
+            } else {
+                for (var e = 0u; e < 8u; e++) {
+                    if (kw + e < p.k) {
+                        wv[e] = dequant(w_base, kw + e);
+                    }
+                }
+            }
+        }
+        if (x_stage) {
         // @unroll 8 e=#
             xs[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = xv[#];
-            ws[(seg * 8u + #) * 32u + lane / 4u][lane % 4u] = wv[#];
+        // @end
+        }
+        // @unroll 8 e=#
+            ws[(wseg * 8u + #) * WV + wlane / 4u][wlane % 4u] = wv[#];
         // @end
             workgroupBarrier();
         // @unroll 16 kk=#
             let a# = xs[# * 32u + ty];
             let c# = xs[# * 32u + 16u + ty];
-            let b# = ws[# * 32u + tx];
-            let d# = ws[# * 32u + 16u + tx];
+            let b# = ws[# * WV + tx];
+            let d# = ws[# * WV + WV / 2u + tx];
             acc00 = fma(vec4<f32>(a#.x), b#, acc00);
             acc01 = fma(vec4<f32>(a#.x), d#, acc01);
             acc10 = fma(vec4<f32>(a#.y), b#, acc10);
@@ -220,19 +254,19 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
     }
     let plane = wid.z * p.n_tok * p.y_stride;
     store_row(plane, t0 + ty * 4u + 0u, r0 + tx * 4u, acc00);
-    store_row(plane, t0 + ty * 4u + 0u, r0 + 64u + tx * 4u, acc01);
+    store_row(plane, t0 + ty * 4u + 0u, r0 + TN / 2u + tx * 4u, acc01);
     store_row(plane, t0 + ty * 4u + 1u, r0 + tx * 4u, acc10);
-    store_row(plane, t0 + ty * 4u + 1u, r0 + 64u + tx * 4u, acc11);
+    store_row(plane, t0 + ty * 4u + 1u, r0 + TN / 2u + tx * 4u, acc11);
     store_row(plane, t0 + ty * 4u + 2u, r0 + tx * 4u, acc20);
-    store_row(plane, t0 + ty * 4u + 2u, r0 + 64u + tx * 4u, acc21);
+    store_row(plane, t0 + ty * 4u + 2u, r0 + TN / 2u + tx * 4u, acc21);
     store_row(plane, t0 + ty * 4u + 3u, r0 + tx * 4u, acc30);
-    store_row(plane, t0 + ty * 4u + 3u, r0 + 64u + tx * 4u, acc31);
+    store_row(plane, t0 + ty * 4u + 3u, r0 + TN / 2u + tx * 4u, acc31);
     store_row(plane, t0 + 64u + ty * 4u + 0u, r0 + tx * 4u, acc40);
-    store_row(plane, t0 + 64u + ty * 4u + 0u, r0 + 64u + tx * 4u, acc41);
+    store_row(plane, t0 + 64u + ty * 4u + 0u, r0 + TN / 2u + tx * 4u, acc41);
     store_row(plane, t0 + 64u + ty * 4u + 1u, r0 + tx * 4u, acc50);
-    store_row(plane, t0 + 64u + ty * 4u + 1u, r0 + 64u + tx * 4u, acc51);
+    store_row(plane, t0 + 64u + ty * 4u + 1u, r0 + TN / 2u + tx * 4u, acc51);
     store_row(plane, t0 + 64u + ty * 4u + 2u, r0 + tx * 4u, acc60);
-    store_row(plane, t0 + 64u + ty * 4u + 2u, r0 + 64u + tx * 4u, acc61);
+    store_row(plane, t0 + 64u + ty * 4u + 2u, r0 + TN / 2u + tx * 4u, acc61);
     store_row(plane, t0 + 64u + ty * 4u + 3u, r0 + tx * 4u, acc70);
-    store_row(plane, t0 + 64u + ty * 4u + 3u, r0 + 64u + tx * 4u, acc71);
+    store_row(plane, t0 + 64u + ty * 4u + 3u, r0 + TN / 2u + tx * 4u, acc71);
 }
