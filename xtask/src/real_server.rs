@@ -26,11 +26,12 @@ pub fn test() -> Result<Option<String>> {
         Ok(p) => p,
         Err(e) => return Ok(skip(format!("the server's venv could not be made: {e}"))),
     };
+    // `--workspace`, as the native step: `-p` would build these crates with other features
+    // (cargo unifies them per selection) and recompile half the tree (≈ 55 s).
     run(cmd::cargo()
         .args([
             "test",
-            "-p",
-            "ragscope-cli",
+            "--workspace",
             "--test",
             "judge_utility_server",
             "--",
@@ -43,8 +44,7 @@ pub fn test() -> Result<Option<String>> {
     run(cmd::cargo()
         .args([
             "test",
-            "-p",
-            "ragscope-web",
+            "--workspace",
             "--lib",
             "litm_remote_server",
             "--",

@@ -9,7 +9,7 @@ const FUZZ_SECONDS: u32 = 30;
 
 pub fn test(args: &[String]) -> Result {
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only fuzz|wasm|browser`: one of the slow suites alone, for working on it (never CI).
+    // `--only fuzz|wasm|browser|real-server`: one of the slow suites alone, for working on it (never CI).
     if let Some(i) = args.iter().position(|a| a == "--only") {
         return match args.get(i + 1).map(String::as_str) {
             Some("fuzz") => fuzz(),
@@ -21,8 +21,9 @@ pub fn test(args: &[String]) -> Result {
                 tools::ensure_all()?;
                 browser_e2e()
             }
+            Some("real-server") => crate::real_server::test().map(|_| ()),
             other => Err(format!(
-                "--only takes fuzz, wasm or browser (got {other:?})"
+                "--only takes fuzz, wasm, browser or real-server (got {other:?})"
             )),
         };
     }
