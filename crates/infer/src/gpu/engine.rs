@@ -41,8 +41,8 @@ pub const KV_CACHE_BUDGET: u64 = 1 << 30;
 /// driver's watchdog.
 pub const MAX_BATCH_TOKENS: usize = 2048;
 /// Natively, small models batch more tokens, up to LAYER_FLOP_BUDGET of GEMM work per layer
-/// submit (2 FLOP per weight and token) and WORKSPACE_BUDGET of activations, and at most this
-/// many: SmolLM2-135M packs 32,768 tokens (232 GFLOP per layer, a 1.4 GB workspace),
+/// submit (2 FLOP per weight and token) and a workspace budget of activations, and at most this
+/// many: on a discrete GPU SmolLM2-135M packs 32,768 tokens (232 GFLOP per layer, a 1.4 GB workspace),
 /// Qwen2.5-0.5B 8,585. Measured on an H100 (2026-11-23, Q4_1, gpu_kernels_bench): SmolLM2's
 /// O, down and fused Q|K|V products reach 43.8-45.1 % of f32 peak at 32,768 tokens in the
 /// wide tile, 33-37 % at the former 9,042; prefill 51,800 tok/s against 48,500. The browser
@@ -51,13 +51,17 @@ pub const MAX_BATCH_TOKENS_NATIVE: usize = 32768;
 /// The GEMM work (FLOP) of one layer's submit that `batch_tokens` stays under natively: tens
 /// of milliseconds on a GPU of 5-10 TFLOP/s, far from a driver's watchdog.
 pub const LAYER_FLOP_BUDGET: f64 = 2.56e11;
-/// The activation workspace (bytes) a native batch may take (`batch_tokens`).
+/// The activation workspace (bytes) a native batch may take on a discrete GPU (`batch_tokens`).
 pub const WORKSPACE_BUDGET: f64 = 1.5 * (1u64 << 30) as f64;
+/// The same on other adapters (integrated GPUs share the machine's memory; software ones
+/// emulate a GPU in it): SmolLM2-135M gets 12,264 tokens, about the former 9,042's workspace.
+pub const WORKSPACE_BUDGET_SHARED: f64 = (512u64 << 20) as f64;
 
 /// Tokens per batch for a model (before the binding limit): MAX_BATCH_TOKENS in the browser;
-/// natively as many as keep one layer's GEMMs under LAYER_FLOP_BUDGET, between
-/// MAX_BATCH_TOKENS and MAX_BATCH_TOKENS_NATIVE.
-pub fn batch_tokens(cfg: &ModelConfig) -> usize {
+/// natively as many as keep one layer's GEMMs under LAYER_FLOP_BUDGET and its activations
+/// under the adapter's workspace budget (`discrete`: WORKSPACE_BUDGET, else
+/// WORKSPACE_BUDGET_SHARED), between MAX_BATCH_TOKENS and MAX_BATCH_TOKENS_NATIVE.
+pub fn batch_tokens(cfg: &ModelConfig, discrete: bool) -> usize {
     if cfg!(target_arch = "wasm32") {
         return MAX_BATCH_TOKENS;
     }
@@ -68,7 +72,12 @@ pub fn batch_tokens(cfg: &ModelConfig) -> usize {
     // ensure_buffers' floats per token with both projections fused and split-K's two planes.
     let floats = 4 * cfg.n_embd + 3 * q + 2 * kv + 2 * (q + 2 * kv) + 3 * cfg.n_ff;
     let by_flops = LAYER_FLOP_BUDGET / per_token;
-    let by_memory = WORKSPACE_BUDGET / (4 * floats.max(1)) as f64;
+    let budget = if discrete {
+        WORKSPACE_BUDGET
+    } else {
+        WORKSPACE_BUDGET_SHARED
+    };
+    let by_memory = budget / (4 * floats.max(1)) as f64;
     (by_flops.min(by_memory) as usize).clamp(MAX_BATCH_TOKENS, MAX_BATCH_TOKENS_NATIVE)
 }
 
@@ -452,7 +461,8 @@ impl GpuModel {
         .max()
         .unwrap_or(1);
         let binding_tok = max_binding / (4 * widest);
-        let max_tok = binding_tok.min(batch_tokens(&cfg));
+        let discrete = ctx.summary.device_type == "DiscreteGpu";
+        let max_tok = binding_tok.min(batch_tokens(&cfg, discrete));
         let max_prompts = (max_binding / (4 * cfg.n_vocab)).min(max_tok);
         if max_tok == 0 || max_prompts == 0 {
             return Err(GpuError::TooLarge(format!(

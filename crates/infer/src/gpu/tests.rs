@@ -815,3 +815,37 @@ fn matmul_plan_picks_the_large_tile_only_for_well_filled_products() {
     assert_eq!(MatmulTile::pick(192, 32768, true), Small);
     assert_eq!(MatmulTile::pick(576, 32768, false), Large);
 }
+
+#[test]
+fn native_batches_follow_the_flop_and_workspace_budgets() {
+    use super::engine::batch_tokens;
+    use crate::model::{ModelConfig, RopeLayout};
+    let cfg = |n_embd, n_ff, n_head, n_head_kv, head_dim| ModelConfig {
+        arch: "llama".into(),
+        n_vocab: 49152,
+        n_embd,
+        n_layer: 30,
+        n_ff,
+        n_head,
+        n_head_kv,
+        head_dim,
+        n_rot: head_dim,
+        rms_eps: 1e-5,
+        rope_base: 1e4,
+        rope_freq_scale: 1.0,
+        rope_layout: RopeLayout::Normal,
+        context_length: 8192,
+        gemma: None,
+    };
+    // SmolLM2-135M: 7.08 MFLOP of GEMMs and 10,944 floats of activations per token. A discrete
+    // GPU takes the 32,768-token cap (256 GFLOP and 1.5 GiB allow ~36k); others the 512 MiB
+    // workspace: floor(2^29 / 43,776) = 12,264.
+    let smol = cfg(576, 1536, 9, 3, 64);
+    assert_eq!(batch_tokens(&smol, true), 32768);
+    assert_eq!(batch_tokens(&smol, false), 12264);
+    // Qwen2.5-0.5B: 29.8 MFLOP per token, so the FLOP budget binds: floor(2.56e11 / 29,818,880).
+    let qwen = cfg(896, 4864, 14, 2, 64);
+    assert_eq!(batch_tokens(&qwen, true), 8585);
+    // A 7B-sized layer stays at the floor of 2,048 tokens.
+    assert_eq!(batch_tokens(&cfg(4096, 14336, 32, 8, 128), true), 2048);
+}
