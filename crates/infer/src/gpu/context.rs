@@ -4,7 +4,6 @@
 use super::error::GpuError;
 use super::layout::{dequant8_fn, dequant_fn, GPU_TYPES};
 use crate::gguf::GgmlType;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -34,22 +33,42 @@ pub(crate) struct Kernel {
     pub slots: Vec<Slot>,
 }
 
-/// The wide-tile matmuls, one per weight type, each compiled when a product first needs it
-/// (most devices and batches never do: lavapipe's bindings, for one, cap SmolLM2's batches
-/// below engine.rs WIDE_MIN_TOKENS).
-pub(crate) struct WideKernels {
+/// Shared handle to lazily compiled kernels: `Arc` natively (contexts cross threads), `Rc` in
+/// the browser, where wgpu's handles are neither `Send` nor `Sync` and one worker owns them.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) type Shared<T> = Arc<T>;
+#[cfg(target_arch = "wasm32")]
+pub(crate) type Shared<T> = std::rc::Rc<T>;
+
+/// One matmul tile's kernels, one per weight type, each compiled when a product of that type
+/// first needs it: a model uses two to four of the eleven types, and compiling a pipeline costs
+/// seconds on a software adapter (SwiftShader compiles each with LLVM) and a noticeable part
+/// of opening a device on a real one. Compile errors then surface as the device's uncaptured
+/// error, reported after the batch (GpuContext::take_failure).
+pub(crate) struct LazyMatmuls {
     device: wgpu::Device,
+    label: &'static str,
+    source: fn(GgmlType) -> String,
     kernels: [OnceLock<Kernel>; GPU_TYPES.len()],
 }
 
-impl WideKernels {
-    /// The kernel for `ty`; `None` for a type the GPU path lacks.
+impl LazyMatmuls {
+    fn new(device: &wgpu::Device, label: &'static str, source: fn(GgmlType) -> String) -> Self {
+        LazyMatmuls {
+            device: device.clone(),
+            label,
+            source,
+            kernels: std::array::from_fn(|_| OnceLock::new()),
+        }
+    }
+
+    /// The kernel for `ty`; `None` for a type the GPU path lacks (upload refuses those models).
     pub fn get(&self, ty: GgmlType) -> Option<&Kernel> {
         let i = GPU_TYPES.iter().position(|&t| t == ty)?;
         Some(self.kernels[i].get_or_init(|| {
             use Slot::*;
-            let label = format!("matmul_wide_{}", ty.name());
-            let m = matmul_module(&self.device, &label, &matmul_wide_source(ty));
+            let label = format!("{}_{}", self.label, ty.name());
+            let m = matmul_module(&self.device, &label, &(self.source)(ty));
             kernel(&self.device, &m, "main", &[Uniform, Read, Read, ReadWrite])
         }))
     }
@@ -58,14 +77,13 @@ impl WideKernels {
 /// The compiled kernels: one matmul per weight type (dequant function + tile shader).
 #[derive(Clone)]
 pub(crate) struct Kernels {
-    pub matmul: HashMap<GgmlType, Kernel>,
+    pub matmul: Shared<LazyMatmuls>,
     /// The 128x128-tile matmul per weight type, for products with many tiles (engine.rs
     /// `matmul_plan`).
-    pub matmul_large: HashMap<GgmlType, Kernel>,
-    /// The wide tile's kernels, compiled on first use; `None` in the browser (its batches stay
-    /// below the wide tile's token threshold) and where the device's limits do not fit it
-    /// (`wide_tile_fits`).
-    pub matmul_wide: Option<Arc<WideKernels>>,
+    pub matmul_large: Shared<LazyMatmuls>,
+    /// The wide tile's kernels; `None` in the browser (its batches stay below the wide tile's
+    /// token threshold) and where the device's limits do not fit it (`wide_tile_fits`).
+    pub matmul_wide: Option<Shared<LazyMatmuls>>,
     pub rms_norm: Kernel,
     pub rope: Kernel,
     pub bias: Kernel,
@@ -503,26 +521,17 @@ impl Kernels {
                 source: wgpu::ShaderSource::Wgsl(src.into()),
             })
         };
-        let mut matmul = HashMap::new();
-        let mut matmul_large = HashMap::new();
+        let matmul = Shared::new(LazyMatmuls::new(device, "matmul", matmul_source));
+        let matmul_large = Shared::new(LazyMatmuls::new(
+            device,
+            "matmul_large",
+            matmul_large_source,
+        ));
         #[cfg(not(target_arch = "wasm32"))]
-        let matmul_wide = wide_tile_fits(&device.limits()).then(|| {
-            Arc::new(WideKernels {
-                device: device.clone(),
-                kernels: std::array::from_fn(|_| OnceLock::new()),
-            })
-        });
+        let matmul_wide = wide_tile_fits(&device.limits())
+            .then(|| Shared::new(LazyMatmuls::new(device, "matmul_wide", matmul_wide_source)));
         #[cfg(target_arch = "wasm32")]
         let matmul_wide = None;
-        let mm_slots = [Uniform, Read, Read, ReadWrite];
-        for ty in GPU_TYPES {
-            let label = format!("matmul_{}", ty.name());
-            let m = matmul_module(device, &label, &matmul_source(ty));
-            matmul.insert(ty, kernel(device, &m, "main", &mm_slots));
-            let label = format!("matmul_large_{}", ty.name());
-            let m = matmul_module(device, &label, &matmul_large_source(ty));
-            matmul_large.insert(ty, kernel(device, &m, "main", &mm_slots));
-        }
         let rms = module("rms_norm", RMS_NORM_WGSL);
         let rope = module("rope", ROPE_WGSL);
         let ew = module("elementwise", ELEMENTWISE_WGSL);

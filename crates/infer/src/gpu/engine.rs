@@ -357,8 +357,8 @@ impl MatmulTile {
     /// Its kernel for `ty`; `None` for the wide tile on a device without it.
     pub(crate) fn kernel(self, kernels: &Kernels, ty: GgmlType) -> Option<&Kernel> {
         match self {
-            MatmulTile::Small => kernels.matmul.get(&ty),
-            MatmulTile::Large => kernels.matmul_large.get(&ty),
+            MatmulTile::Small => kernels.matmul.get(ty),
+            MatmulTile::Large => kernels.matmul_large.get(ty),
             MatmulTile::Wide => kernels.matmul_wide.as_ref()?.get(ty),
         }
     }
@@ -375,12 +375,11 @@ pub(crate) fn matmul_plan(
 ) -> (MatmulTile, &Kernel, (u32, u32)) {
     let wide = wide && kernels.matmul_wide.is_some();
     let tile = MatmulTile::pick(rows, n_tok, wide);
-    let kernel = match tile.kernel(kernels, ty) {
-        Some(k) => k,
-        // Wide is `Some` for every GPU type; a type outside GPU_TYPES never reaches a matmul
-        // (upload refuses the model), so this is the small tile's lookup as before.
-        None => &kernels.matmul[&ty],
-    };
+    // Every tile has a kernel for every GgmlType (GPU_TYPES lists them all; `wide` was checked
+    // above), so this never fails.
+    let kernel = tile
+        .kernel(kernels, ty)
+        .expect("GPU_TYPES lists every GgmlType");
     (tile, kernel, tile.groups(rows, n_tok))
 }
 
