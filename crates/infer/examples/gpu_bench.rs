@@ -92,8 +92,18 @@ fn main() {
     let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
     let total: usize = refs.iter().map(|p| p.len()).sum();
 
-    // Prefill (the utility path). A first small pass warms the pipelines up.
-    gpu.prefill_blocking(&model, &refs[..1])
+    // Prefill (the utility path). A first pass of one full batch warms up the pipelines, which
+    // are compiled per weight type and tile on first use.
+    let mut fill = 0;
+    let warm = refs
+        .iter()
+        .take_while(|p| {
+            fill += p.len();
+            fill <= gpu.max_batch_tokens()
+        })
+        .count()
+        .max(1);
+    gpu.prefill_blocking(&model, &refs[..warm])
         .unwrap_or_else(|e| fail(e));
     let t = Instant::now();
     gpu.prefill_blocking(&model, &refs)
