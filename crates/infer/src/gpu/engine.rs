@@ -45,7 +45,7 @@ pub const MAX_BATCH_TOKENS: usize = 2048;
 /// many: on a discrete GPU SmolLM2-135M packs 32,768 tokens (232 GFLOP per layer, a 1.4 GB workspace),
 /// Qwen2.5-0.5B 8,585. Measured on an H100 (2026-11-23, Q4_1, gpu_kernels_bench): SmolLM2's
 /// O, down and fused Q|K|V products reach 43.8-45.1 % of f32 peak at 32,768 tokens in the
-/// wide tile, 33-37 % at the former 9,042; prefill 51,800 tok/s against 48,500. The browser
+/// wide tile, 33-37 % at the former 9,042; prefill 51,800 tok/s against 45,600. The browser
 /// keeps MAX_BATCH_TOKENS (its GPU memory and watchdog are the user's machine's, unmeasured).
 pub const MAX_BATCH_TOKENS_NATIVE: usize = 32768;
 /// The GEMM work (FLOP) of one layer's submit that `batch_tokens` stays under natively: tens
