@@ -100,6 +100,29 @@ pub fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// Appends `bytes` to `out`; a string of 4 to 16 bytes (most docnos) as two possibly
+/// overlapping fixed-size words, where `extend_from_slice` makes a copy of variable length.
+/// In wasm that copy is a `memory.copy`, which V8 runs as a call out of the wasm code:
+/// ≈ 9–11 ns for 9 bytes against ≈ 2 ns for two 8-byte stores (Node, a loop of each), once
+/// per line of a run or qrels file.
+#[inline]
+pub fn push_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    let (n, at) = (bytes.len(), out.len());
+    match n {
+        8..=16 => {
+            out.extend_from_slice(&word64(bytes, 0).to_le_bytes());
+            out.truncate(at + n - 8);
+            out.extend_from_slice(&word64(bytes, n - 8).to_le_bytes());
+        }
+        4..=7 => {
+            out.extend_from_slice(&word32(bytes, 0).to_le_bytes());
+            out.truncate(at + n - 4);
+            out.extend_from_slice(&word32(bytes, n - 4).to_le_bytes());
+        }
+        _ => out.extend_from_slice(bytes),
+    }
+}
+
 /// An open-addressing index from a docno's hash to a position in the caller's own list:
 /// one `u64` a slot (the hash's low 32 bits beside the position + 1; 0 is empty), linear
 /// probing, at most half full. Replaces a `HashMap<u64, u32>` whose growth and probing were
@@ -240,10 +263,23 @@ impl DocnoIndex {
 
 #[cfg(test)]
 mod tests {
-    use super::{bytes_eq, docno_hash, folded_multiply_by_halves, DocnoIndex};
+    use super::{bytes_eq, docno_hash, folded_multiply_by_halves, push_bytes, DocnoIndex};
     use proptest::prelude::*;
 
     proptest! {
+        /// `push_bytes` appends exactly what `extend_from_slice` appends.
+        #[test]
+        fn push_bytes_appends_the_bytes(
+            before in prop::collection::vec(any::<u8>(), 0..20),
+            bytes in prop::collection::vec(any::<u8>(), 0..40),
+        ) {
+            let mut want = before.clone();
+            want.extend_from_slice(&bytes);
+            let mut got = before;
+            push_bytes(&mut got, &bytes);
+            prop_assert_eq!(got, want);
+        }
+
         /// The wasm32 product by halves is the `u128` one, folded.
         #[test]
         fn product_by_halves_is_the_wide_product(x: u64, y: u64) {

@@ -2,7 +2,7 @@
 //! reads them (rank ignored, fields after the tag ignored, tag of the last line kept).
 
 use super::error::{ParseError, ParseErrorKind};
-use super::hash::{bytes_eq, docno_hash, DocnoIndex};
+use super::hash::{bytes_eq, docno_hash, push_bytes, DocnoIndex};
 use super::lines::{
     block_fields, is_skippable, lossy, parse_plain_decimal, parse_score, quote, split_fields,
     LineSplitter,
@@ -269,7 +269,7 @@ impl RunParser {
         if len >= LONG_DOCNO {
             self.arena.extend_from_slice(&len.to_le_bytes());
         }
-        self.arena.extend_from_slice(docno);
+        push_bytes(&mut self.arena, docno);
         let list = &mut self.topics[topic];
         if topic != self.line_topic || line_no != self.next_line {
             // past u32::MAX results (an error at the end) the last stretch goes on
