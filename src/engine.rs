@@ -60,6 +60,8 @@ enum Loader {
 struct Loading {
     name: String,
     bytes: u64,
+    /// The file's size as the page gave it (sizes the parser's docno arena).
+    size: u64,
     loader: Loader,
 }
 
@@ -95,12 +97,13 @@ impl Workspace {
     /// Answers a request; `Evaluate` runs to completion here (the reactor steps it instead).
     pub fn handle(&mut self, request: Request) -> Vec<Response> {
         match request {
-            Request::LoadStart { id, name, .. } => {
+            Request::LoadStart { id, name, size } => {
                 self.loading.insert(
                     id,
                     Loading {
                         name,
                         bytes: 0,
+                        size,
                         loader: Loader::Detecting(Vec::new()),
                     },
                 );
@@ -190,7 +193,7 @@ impl Workspace {
                 head.extend_from_slice(chunk);
                 if head.len() >= DETECT_BYTES {
                     let head = std::mem::take(head);
-                    start_loader(&loading.name, head).map(|l| loading.loader = l)
+                    start_loader(&loading.name, loading.size, head).map(|l| loading.loader = l)
                 } else {
                     Ok(())
                 }
@@ -224,9 +227,11 @@ impl Workspace {
     }
 
     fn finish(&mut self, id: FileId) -> Option<Response> {
-        let Loading { name, loader, .. } = self.loading.remove(&id)?;
+        let Loading {
+            name, size, loader, ..
+        } = self.loading.remove(&id)?;
         let loader = match loader {
-            Loader::Detecting(head) => match start_loader(&name, head) {
+            Loader::Detecting(head) => match start_loader(&name, size, head) {
                 Ok(l) => l,
                 Err(error) => return Some(Response::LoadFailed { id, name, error }),
             },
@@ -750,9 +755,14 @@ fn ranked_docnos<'a>(
     docs
 }
 
-fn start_loader(name: &str, head: Vec<u8>) -> Result<Loader, String> {
+fn start_loader(name: &str, size: u64, head: Vec<u8>) -> Result<Loader, String> {
     let mut loader = match detect_kind(&head) {
-        Detected::Known(FileKind::Run) => Loader::Run(RunParser::new(name)),
+        Detected::Known(FileKind::Run) => {
+            let mut parser = RunParser::new(name);
+            // the docno arena in one allocation, as natively (no doubling copies in wasm)
+            parser.expect_bytes(usize::try_from(size).unwrap_or(usize::MAX));
+            Loader::Run(parser)
+        }
         Detected::Known(FileKind::Qrels) => Loader::Qrels(QrelsParser::new(name)),
         Detected::Known(kind) => return Ok(Loader::Text(kind, head)),
         Detected::Unsupported(what) => {

@@ -62,7 +62,10 @@ pub fn wasm_memory_bytes() -> u64 {
 /// the parsers' vectors): the allocator keeps the freed block and serves the parser from it.
 /// Pages grown but never written cost no physical memory. (Same trick as crates/js.)
 fn reserve_heap(bytes: usize) {
-    drop(std::hint::black_box(Vec::<u8>::with_capacity(bytes)));
+    // try_reserve: a file too large for the room left is no abort (the parse then reports it)
+    let mut heap = Vec::<u8>::new();
+    let _ = heap.try_reserve_exact(bytes);
+    drop(std::hint::black_box(heap));
 }
 
 /// The chunks of `Blob.stream()`, read with its default reader (js_sys calls: no new web-sys

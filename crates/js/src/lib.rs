@@ -4,8 +4,12 @@
 //! The pure-Rust halves (`*_impl`) are tested natively; the wasm-bindgen wrappers only convert.
 
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use wasm_bindgen::prelude::*;
+
+mod input;
+use input::{Input, FEED_BYTES};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -32,10 +36,16 @@ pub fn evaluate(
     per_query: Option<bool>,
 ) -> Result<JsValue, JsError> {
     let qrels =
-        bytes_of(&qrels).ok_or_else(|| JsError::new("qrels must be a string or a Uint8Array"))?;
+        input_of(&qrels).ok_or_else(|| JsError::new("qrels must be a string or a Uint8Array"))?;
     let runs = runs_of(&runs)?;
-    let scores = evaluate_impl(&qrels, &runs, &measures, per_query.unwrap_or(false))
-        .map_err(|e| JsError::new(&e))?;
+    let scores = evaluate_inputs(
+        &qrels,
+        &runs,
+        &measures,
+        per_query.unwrap_or(false),
+        FEED_BYTES,
+    )
+    .map_err(|e| JsError::new(&e))?;
     let json = serde_json::to_string(&scores).map_err(|e| JsError::new(&e.to_string()))?;
     js_sys_json_parse(&json)
 }
@@ -104,13 +114,43 @@ pub fn evaluate_impl<R: AsRef<[u8]>>(
     measures: &[String],
     per_query: bool,
 ) -> Result<Vec<RunScores>, String> {
-    let largest = runs
+    evaluate_in_slices(qrels, runs, measures, per_query, FEED_BYTES)
+}
+
+/// [`evaluate_impl`] feeding the parsers `slice` bytes at a time (tests: any slicing gives the
+/// same scores and errors).
+pub fn evaluate_in_slices<R: AsRef<[u8]>>(
+    qrels: &[u8],
+    runs: &[(String, R)],
+    measures: &[String],
+    per_query: bool,
+    slice: usize,
+) -> Result<Vec<RunScores>, String> {
+    let runs: Vec<(String, Input)> = runs
         .iter()
-        .map(|(_, r)| r.as_ref().len())
-        .max()
-        .unwrap_or(0);
+        .map(|(name, r)| (name.clone(), Input::Bytes(Cow::Borrowed(r.as_ref()))))
+        .collect();
+    evaluate_inputs(
+        &Input::Bytes(Cow::Borrowed(qrels)),
+        &runs,
+        measures,
+        per_query,
+        slice,
+    )
+}
+
+fn evaluate_inputs(
+    qrels: &Input,
+    runs: &[(String, Input)],
+    measures: &[String],
+    per_query: bool,
+    slice: usize,
+) -> Result<Vec<RunScores>, String> {
+    let largest = runs.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
     reserve_heap(2 * largest + 4 * qrels.len());
-    let qrels = ragscope_eval::formats::parse_qrels("qrels", qrels).map_err(|e| e.to_string())?;
+    let mut parser = ragscope_eval::formats::QrelsParser::new("qrels");
+    qrels.feed_slices(slice, |s| parser.feed(s).map_err(|e| e.to_string()))?;
+    let qrels = parser.finish().map_err(|e| e.to_string())?;
     let measures = measures
         .iter()
         .map(|m| {
@@ -120,8 +160,10 @@ pub fn evaluate_impl<R: AsRef<[u8]>>(
         .collect::<Result<Vec<_>, _>>()?;
     runs.iter()
         .map(|(name, text)| {
-            let run = ragscope_eval::formats::parse_run(name, text.as_ref())
-                .map_err(|e| e.to_string())?;
+            let mut parser = ragscope_eval::formats::RunParser::new(name);
+            parser.expect_bytes(text.len());
+            text.feed_slices(slice, |s| parser.feed(s).map_err(|e| e.to_string()))?;
+            let run = parser.finish().map_err(|e| e.to_string())?;
             let results = ragscope_eval::evaluate(&qrels, &run, &measures);
             let means = measures
                 .iter()
@@ -155,7 +197,10 @@ pub fn evaluate_impl<R: AsRef<[u8]>>(
 /// A no-op natively.
 pub fn reserve_heap(bytes: usize) {
     if cfg!(target_arch = "wasm32") {
-        drop(std::hint::black_box(Vec::<u8>::with_capacity(bytes)));
+        // try_reserve: inputs too large for the room left are no abort (the parse says so)
+        let mut heap = Vec::<u8>::new();
+        let _ = heap.try_reserve_exact(bytes);
+        drop(std::hint::black_box(heap));
     }
 }
 
@@ -170,15 +215,16 @@ pub fn trec_eval_impl(args: &[String], qrels_text: &str, run_text: &str) -> Resu
     ragscope_eval::trec_eval::run(&argv, &mut read).map_err(|e| e.to_string())
 }
 
-/// A string (as UTF-8) or a Uint8Array's bytes.
-fn bytes_of(v: &JsValue) -> Option<Vec<u8>> {
+/// A string (as UTF-8) or a Uint8Array (left in JS memory, copied in slices as it is parsed).
+fn input_of(v: &JsValue) -> Option<Input<'static>> {
     if let Some(s) = v.as_string() {
-        return Some(s.into_bytes());
+        return Some(Input::Bytes(Cow::Owned(s.into_bytes())));
     }
-    v.dyn_ref::<js_sys::Uint8Array>().map(|a| a.to_vec())
+    v.dyn_ref::<js_sys::Uint8Array>()
+        .map(|a| Input::Array(a.clone()))
 }
 
-fn runs_of(v: &JsValue) -> Result<Vec<(String, Vec<u8>)>, JsError> {
+fn runs_of(v: &JsValue) -> Result<Vec<(String, Input<'static>)>, JsError> {
     let object = v
         .dyn_ref::<js_sys::Object>()
         .ok_or_else(|| JsError::new("runs must be an object mapping run names to contents"))?;
@@ -187,7 +233,7 @@ fn runs_of(v: &JsValue) -> Result<Vec<(String, Vec<u8>)>, JsError> {
         .map(|entry| {
             let pair = js_sys::Array::from(&entry);
             let name = pair.get(0).as_string().unwrap_or_default();
-            let bytes = bytes_of(&pair.get(1)).ok_or_else(|| {
+            let bytes = input_of(&pair.get(1)).ok_or_else(|| {
                 JsError::new(&format!("run `{name}` must be a string or a Uint8Array"))
             })?;
             Ok((name, bytes))

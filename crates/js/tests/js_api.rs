@@ -101,3 +101,41 @@ fn udcg_of_utilities_follows_the_paper() {
     assert!((ragscope_js::udcg(vec![0.9, -0.8, 0.5], 3, None) - want).abs() < 1e-15);
     assert_eq!(ragscope_js::udcg(vec![], 0, None), 0.5);
 }
+
+/// `evaluate()` feeds its parsers in slices (1 MiB in wasm): any slicing, lines cut anywhere,
+/// gives trec_eval's values and the same error as the whole file.
+#[test]
+fn slices_of_any_size_give_the_same_scores_and_errors() {
+    let runs = [("results.test".to_string(), data("results.test"))];
+    let measures: Vec<String> = ["nDCG@10", "MAP", "P@10", "bpref"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let expected = summary(&data("out.test.a"));
+    let trec = ["ndcg_cut_10", "map", "P_10", "bpref"];
+    let qrels = data("qrels.test");
+    let bad = [(
+        "bad.run".to_string(),
+        format!("{}301 Q0 d 1 x tag\n", data("results.test")),
+    )];
+    let whole_error =
+        ragscope_js::evaluate_impl(qrels.as_bytes(), &bad, &measures, false).unwrap_err();
+    assert!(whole_error.contains("bad.run"), "{whole_error}");
+    for slice in [1, 2, 7, 64, 4096] {
+        let scores =
+            ragscope_js::evaluate_in_slices(qrels.as_bytes(), &runs, &measures, true, slice)
+                .unwrap();
+        assert_eq!(scores[0].num_queries, 3, "slices of {slice}");
+        for (m, t) in measures.iter().zip(trec) {
+            assert_eq!(
+                format!("{:.4}", scores[0].means[m]),
+                expected[t],
+                "{m} vs {t}, slices of {slice}"
+            );
+        }
+        let error =
+            ragscope_js::evaluate_in_slices(qrels.as_bytes(), &bad, &measures, false, slice)
+                .unwrap_err();
+        assert_eq!(error, whole_error, "slices of {slice}");
+    }
+}

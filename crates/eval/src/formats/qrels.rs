@@ -6,7 +6,7 @@
 //! premixed hash that is built while parsing and doubles as the duplicate check.
 
 use super::error::{ParseError, ParseErrorKind};
-use super::hash::{bytes_eq, docno_hash, DocnoIndex};
+use super::hash::{bytes_eq, docno_hash, push_bytes, DocnoIndex};
 use super::lines::{
     block_fields, is_skippable, lossy, parse_plain_rel, parse_rel, quote, split_fields,
     LineSplitter,
@@ -129,7 +129,7 @@ impl QrelsTopic {
         if let Some(earlier) = earlier {
             return Err(earlier as usize);
         }
-        self.arena.extend_from_slice(docno);
+        push_bytes(&mut self.arena, docno);
         self.judgments.push(Judgment { start, len, rel });
         Ok(())
     }
