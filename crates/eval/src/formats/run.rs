@@ -2,7 +2,7 @@
 //! reads them (rank ignored, fields after the tag ignored, tag of the last line kept).
 
 use super::error::{ParseError, ParseErrorKind};
-use super::hash::{bytes_eq, docno_hash, DocnoIndex};
+use super::hash::{bytes_eq, docno_hash, push_bytes, DocnoIndex, TagSet};
 use super::lines::{
     block_fields, is_skippable, lossy, parse_plain_decimal, parse_score, quote, split_fields,
     LineSplitter,
@@ -137,7 +137,7 @@ pub struct RunParser {
     depth_hint: usize,
     /// The topic whose results are being read in one stretch, and the hashes of its docnos.
     stretch: Option<usize>,
-    stretch_docnos: DocnoIndex,
+    stretch_docnos: TagSet,
     /// The topic of the last result and the line after it: a result of another topic, or
     /// after a skipped line, starts a new [`Stretch`].
     line_topic: usize,
@@ -156,7 +156,7 @@ impl RunParser {
             num_results: 0,
             depth_hint: 0,
             stretch: None,
-            stretch_docnos: DocnoIndex::default(),
+            stretch_docnos: TagSet::default(),
             line_topic: usize::MAX,
             next_line: 0,
         }
@@ -251,12 +251,7 @@ impl RunParser {
         }
         let fits = u32::try_from(results).is_ok_and(|i| i < u32::MAX - 1);
         // equal 32-bit tags are enough to hand the topic to the exact check
-        if !fits
-            || self
-                .stretch_docnos
-                .find_or_insert(docno_hash(docno), results as u32, |_| true)
-                .is_some()
-        {
+        if !fits || self.stretch_docnos.insert(docno_hash(docno)) {
             self.topics[topic].unchecked = true;
         }
     }
@@ -269,7 +264,7 @@ impl RunParser {
         if len >= LONG_DOCNO {
             self.arena.extend_from_slice(&len.to_le_bytes());
         }
-        self.arena.extend_from_slice(docno);
+        push_bytes(&mut self.arena, docno);
         let list = &mut self.topics[topic];
         if topic != self.line_topic || line_no != self.next_line {
             // past u32::MAX results (an error at the end) the last stretch goes on

@@ -154,6 +154,8 @@ pub fn ranked_rels(
     out: &mut Vec<i32>,
 ) {
     let docs = topic.docs();
+    // the qrels lines come in while the ranking runs
+    qrels.prefetch();
     rank(run, topic, opts.max_docs, scratch);
     out.clear();
     out.reserve(scratch.len());
