@@ -48,6 +48,13 @@ impl QrelsTopic {
             .map(|i| self.judgments[i as usize].rel)
     }
 
+    /// [`rel`](Self::rel) of a docno whose [`docno_hash`] the caller already has.
+    #[inline]
+    pub(crate) fn rel_hashed(&self, hash: u64, docno: &[u8]) -> Option<i32> {
+        self.position(hash, docno)
+            .map(|i| self.judgments[i as usize].rel)
+    }
+
     /// Starts bringing the topic's table, judgments and docnos into the cache, for a caller
     /// about to look many docnos up after some other work (ranking): the table is cold by
     /// then, and its first probes were a quarter of the lookups' time.

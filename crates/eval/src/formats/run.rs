@@ -4,7 +4,7 @@
 use super::error::{ParseError, ParseErrorKind};
 use super::hash::{bytes_eq, docno_hash, push_bytes, DocnoIndex, TagSet};
 use super::lines::{
-    block_fields, is_skippable, lossy, parse_plain_decimal, parse_score, quote, split_fields,
+    block_fields, is_skippable, lossy, parse_plain_decimal_at, parse_score, quote, split_fields,
     LineSplitter,
 };
 use super::topic_index::TopicIndex;
@@ -202,7 +202,7 @@ impl RunParser {
         while at < block.len() {
             let fast = block_fields::<6>(block, at, false).and_then(|(fields, next)| {
                 let (start, end) = fields[4];
-                Some((fields, next, parse_plain_decimal(&block[start..end])?))
+                Some((fields, next, parse_plain_decimal_at(block, start, end)?))
             });
             match fast {
                 Some((fields, next, score)) => {
