@@ -78,25 +78,41 @@ pub fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
 /// Appends `bytes` to `arena` as [`Vec::extend_from_slice`] does, without calling `memcpy`
 /// for the usual 4–16-byte docnos: the call and its size dispatch cost more than the copy
 /// (`memmove` was 2 % of a `trec-eval` profile, called once per run line). Two overlapping
-/// words cover the string, written into room that is then cut to its length.
+/// words cover the string. Written with raw writes because the safe forms (zero-fill, copy,
+/// truncate) cost 60 instructions a line more than the `memcpy` call (cachegrind).
 #[inline(always)]
 pub fn push_bytes(arena: &mut Vec<u8>, bytes: &[u8]) {
     let n = bytes.len();
-    let at = arena.len();
-    match n {
-        8..=16 => {
-            arena.extend_from_slice(&[0u8; 16]);
-            arena[at..at + 8].copy_from_slice(&bytes[..8]);
-            arena[at + n - 8..at + n].copy_from_slice(&bytes[n - 8..]);
-            arena.truncate(at + n);
+    let (head, tail, width) = match n {
+        8..=16 => (word64(bytes, 0), word64(bytes, n - 8), 8),
+        4..=7 => (
+            u64::from(word32(bytes, 0)),
+            u64::from(word32(bytes, n - 4)),
+            4,
+        ),
+        _ => return arena.extend_from_slice(bytes),
+    };
+    arena.reserve(16);
+    let len = arena.len();
+    // SAFETY: `reserve(16)` leaves at least 16 bytes of room after `len`. Both writes (of
+    // `width` bytes, at offsets 0 and n - width, n <= 2 * width <= 16) land in [len, len + n)
+    // and together cover it, so the n bytes `set_len` adds are initialized. `bytes` cannot
+    // overlap the room: it is borrowed while `arena` is borrowed mutably.
+    unsafe {
+        let end = arena.as_mut_ptr().add(len);
+        if width == 8 {
+            end.cast::<[u8; 8]>().write_unaligned(head.to_le_bytes());
+            end.add(n - 8)
+                .cast::<[u8; 8]>()
+                .write_unaligned(tail.to_le_bytes());
+        } else {
+            end.cast::<[u8; 4]>()
+                .write_unaligned((head as u32).to_le_bytes());
+            end.add(n - 4)
+                .cast::<[u8; 4]>()
+                .write_unaligned((tail as u32).to_le_bytes());
         }
-        4..=7 => {
-            arena.extend_from_slice(&[0u8; 8]);
-            arena[at..at + 4].copy_from_slice(&bytes[..4]);
-            arena[at + n - 4..at + n].copy_from_slice(&bytes[n - 4..]);
-            arena.truncate(at + n);
-        }
-        _ => arena.extend_from_slice(bytes),
+        arena.set_len(len + n);
     }
 }
 
