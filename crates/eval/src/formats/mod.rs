@@ -16,6 +16,7 @@ mod run;
 mod topic_index;
 
 pub use error::{ParseError, ParseErrorKind};
+pub(crate) use hash::docno_hash;
 #[cfg(not(target_arch = "wasm32"))]
 pub use input::open_input;
 pub use input::{Input, SharedBytes};

@@ -6,7 +6,7 @@
 //! premixed hash that is built while parsing and doubles as the duplicate check.
 
 use super::error::{ParseError, ParseErrorKind};
-use super::hash::{bytes_eq, docno_hash, push_bytes, DocnoIndex};
+use super::hash::{bytes_eq, docno_hash, prefetch, push_bytes, DocnoIndex};
 use super::lines::{
     block_fields, is_skippable, lossy, parse_plain_rel, parse_rel, quote, split_fields,
     LineSplitter,
@@ -46,6 +46,23 @@ impl QrelsTopic {
     pub fn rel(&self, docno: &[u8]) -> Option<i32> {
         self.position(docno_hash(docno), docno)
             .map(|i| self.judgments[i as usize].rel)
+    }
+
+    /// [`rel`](Self::rel) of a docno whose [`docno_hash`] the caller already has.
+    #[inline]
+    pub(crate) fn rel_hashed(&self, hash: u64, docno: &[u8]) -> Option<i32> {
+        self.position(hash, docno)
+            .map(|i| self.judgments[i as usize].rel)
+    }
+
+    /// Starts bringing the topic's table, judgments and docnos into the cache, for a caller
+    /// about to look many docnos up after some other work (ranking): the table is cold by
+    /// then, and its first probes were a quarter of the lookups' time.
+    #[inline]
+    pub fn prefetch(&self) {
+        self.by_hash.prefetch();
+        prefetch(&self.judgments);
+        prefetch(&self.arena);
     }
 
     /// The index in `judgments` of `docno` (whose hash is `hash`).

@@ -2,9 +2,9 @@
 //! reads them (rank ignored, fields after the tag ignored, tag of the last line kept).
 
 use super::error::{ParseError, ParseErrorKind};
-use super::hash::{bytes_eq, docno_hash, push_bytes, DocnoIndex};
+use super::hash::{bytes_eq, docno_hash, push_bytes, DocnoIndex, TagSet};
 use super::lines::{
-    block_fields, is_skippable, lossy, parse_plain_decimal, parse_score, quote, split_fields,
+    block_fields, is_skippable, lossy, parse_plain_decimal_at, parse_score, quote, split_fields,
     LineSplitter,
 };
 use super::topic_index::TopicIndex;
@@ -137,7 +137,7 @@ pub struct RunParser {
     depth_hint: usize,
     /// The topic whose results are being read in one stretch, and the hashes of its docnos.
     stretch: Option<usize>,
-    stretch_docnos: DocnoIndex,
+    stretch_docnos: TagSet,
     /// The topic of the last result and the line after it: a result of another topic, or
     /// after a skipped line, starts a new [`Stretch`].
     line_topic: usize,
@@ -156,7 +156,7 @@ impl RunParser {
             num_results: 0,
             depth_hint: 0,
             stretch: None,
-            stretch_docnos: DocnoIndex::default(),
+            stretch_docnos: TagSet::default(),
             line_topic: usize::MAX,
             next_line: 0,
         }
@@ -203,7 +203,7 @@ impl RunParser {
         while at < block.len() {
             let fast = block_fields::<6>(block, at, false).and_then(|(fields, next)| {
                 let (start, end) = fields[4];
-                Some((fields, next, parse_plain_decimal(&block[start..end])?))
+                Some((fields, next, parse_plain_decimal_at(block, start, end)?))
             });
             match fast {
                 Some((fields, next, score)) => {
@@ -252,12 +252,7 @@ impl RunParser {
         }
         let fits = u32::try_from(results).is_ok_and(|i| i < u32::MAX - 1);
         // equal 32-bit tags are enough to hand the topic to the exact check
-        if !fits
-            || self
-                .stretch_docnos
-                .find_or_insert(docno_hash(docno), results as u32, |_| true)
-                .is_some()
-        {
+        if !fits || self.stretch_docnos.insert(docno_hash(docno)) {
             self.topics[topic].unchecked = true;
         }
     }

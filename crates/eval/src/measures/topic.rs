@@ -1,7 +1,7 @@
 //! Per-topic precomputation shared by every measure: the ranked relevance vector and the
 //! relevance-level counts (trec_eval's form_res_rels.c), computed once per topic.
 
-use crate::formats::{QrelsTopic, RankedDoc, Run, RunTopic};
+use crate::formats::{docno_hash, QrelsTopic, RankedDoc, Run, RunTopic};
 
 /// Relevance given to a retrieved document that is not in the qrels at all.
 pub const NOT_POOLED: i32 = -1;
@@ -144,7 +144,8 @@ pub fn rank(run: &Run, topic: &RunTopic, max_docs: usize, scratch: &mut Vec<(u64
     scratch.truncate(max_docs);
 }
 
-/// [`rank`]s a topic's results and looks up each document's relevance.
+/// [`rank`]s a topic's results and looks up each document's relevance. Leaves the ranking
+/// (after `max_docs`) in `scratch` as doc indices (`.1`; `.0` then holds docno hashes).
 pub fn ranked_rels(
     run: &Run,
     topic: &RunTopic,
@@ -154,12 +155,20 @@ pub fn ranked_rels(
     out: &mut Vec<i32>,
 ) {
     let docs = topic.docs();
+    // the qrels lines come in while the ranking runs
+    qrels.prefetch();
     rank(run, topic, opts.max_docs, scratch);
     out.clear();
     out.reserve(scratch.len());
-    for &(_, i) in scratch.iter() {
+    // The hashes of the ranked docnos first, then the probes: in one loop, each miss-or-hit
+    // branch the CPU guessed wrong (15 % of documents are judged, at random) threw away the
+    // hashing under way behind it. The score keys are not needed any more.
+    for pair in scratch.iter_mut() {
+        pair.0 = docno_hash(run.docno(&docs[pair.1 as usize]));
+    }
+    for &(hash, i) in scratch.iter() {
         let doc: &RankedDoc = &docs[i as usize];
-        let rel = match qrels.rel(run.docno(doc)) {
+        let rel = match qrels.rel_hashed(hash, run.docno(doc)) {
             None => NOT_POOLED,
             Some(r) if r < 0 => POOLED_UNJUDGED,
             Some(r) => r,
