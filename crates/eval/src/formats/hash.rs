@@ -185,12 +185,7 @@ impl TagSet {
     /// Empties the set and sizes it for `n` tags (keeping its memory when large enough).
     pub fn reset(&mut self, n: usize) {
         let want = (n.max(4) * 2).next_power_of_two();
-        if self.slots.len() == want {
-            self.slots.fill(0);
-        } else {
-            self.slots.clear();
-            self.slots.resize(want, 0);
-        }
+        zeroed_slots(&mut self.slots, want);
         self.len = 0;
     }
 
@@ -231,6 +226,16 @@ impl TagSet {
             }
             self.slots[at] = tag;
         }
+    }
+}
+
+/// `slots` as `want` zeros, keeping its memory when it already has that length.
+fn zeroed_slots<T: Copy + Default>(slots: &mut Vec<T>, want: usize) {
+    if slots.len() == want {
+        slots.fill(T::default());
+    } else {
+        slots.clear();
+        slots.resize(want, T::default());
     }
 }
 
@@ -281,12 +286,7 @@ impl DocnoIndex {
     /// Empties the index and sizes it for `n` entries (keeping its memory when large enough).
     pub fn reset(&mut self, n: usize) {
         let want = (n.max(4) * self.spread()).next_power_of_two();
-        if self.slots.len() == want {
-            self.slots.fill(0);
-        } else {
-            self.slots.clear();
-            self.slots.resize(want, 0);
-        }
+        zeroed_slots(&mut self.slots, want);
         self.len = 0;
     }
 
