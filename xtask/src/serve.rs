@@ -102,6 +102,12 @@ pub fn build_js(out: &std::path::Path, target: &str) -> Result {
         .env("PATH", cmd::tool_path())
         .args([
             "-O3",
+            // binaryen inlines a function with one caller whatever its size by default: that made
+            // one 26 KB function of `evaluate()`'s per-run work, whose optimising compile by V8
+            // alone took 0.09-0.18 s of a first call's CPU under Node (the worker in index.html
+            // gets the same limit).
+            "--one-caller-inline-max-function-size",
+            "100",
             "--enable-bulk-memory",
             "--enable-nontrapping-float-to-int",
             "--enable-sign-ext",

@@ -217,86 +217,146 @@ fn score_topics(
     };
     let mut topics = Vec::new();
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); measures.len()];
-    let mut scratch = Vec::new();
-    let mut rels = Vec::new();
+    let mut scratch = TopicScratch::default();
     let mut unjudged = vec![0usize; measures.len()];
-    let mut judgments_scratch = Vec::new();
     let mut levels: Vec<i32> = measures.iter().map(|m| m.level()).collect();
     levels.sort_unstable();
     levels.dedup();
     for qt in qrels_topics {
         let run_topic = run.topic(qt.qid());
-        match run_topic {
-            Some(rt) => ranked_rels(run, rt, qt, &ranking, &mut scratch, &mut rels),
-            None if opts.complete => {
-                rels.clear();
-                scratch.clear();
-            }
-            None => continue,
+        if run_topic.is_none() && !opts.complete {
+            continue;
         }
-        let base = TopicEval::new(&rels, qt.levels(), 1, false, 0);
-        let views: Vec<(i32, TopicEval)> = levels
-            .iter()
-            .map(|&l| {
-                (
-                    l,
-                    if l == 1 {
-                        base.clone()
-                    } else {
-                        base.with_level(l)
-                    },
-                )
-            })
-            .collect();
-        for (i, (m, out)) in measures.iter().zip(values.iter_mut()).enumerate() {
-            if let Some(metric) = m.erag_metric() {
-                let Some(erag) = &opts.erag else {
-                    out.push(f64::NAN);
-                    continue;
-                };
-                let docs = run_topic.map(|rt| rt.docs()).unwrap_or(&[]);
-                let docnos = scratch.iter().map(|&(_, d)| run.docno(&docs[d as usize]));
-                let k = m.cutoff.map_or(usize::MAX, |k| k as usize);
-                let q =
-                    crate::rag::erag::score_docnos(k, docnos, erag.questions.get(qt.qid()), metric);
-                unjudged[i] += q.unscored;
-                out.push(match m.kind {
-                    crate::measures::MeasureKind::EragP(_) => q.precision,
-                    _ => q.success,
-                });
-                continue;
-            }
-            if let Some(variant) = m.udcg() {
-                let Some(utilities) = &opts.utilities else {
-                    out.push(f64::NAN);
-                    continue;
-                };
-                // `ranked_rels` leaves the ranking (after -M) in `scratch` as doc indices.
-                let docs = run_topic.map(|rt| rt.docs()).unwrap_or(&[]);
-                let docnos = scratch.iter().map(|&(_, d)| run.docno(&docs[d as usize]));
-                let judgments = utilities.question(&opts.utility_model, qt.qid());
-                let q = variant.score_docnos(
-                    m.cutoff.map(|k| k as usize),
-                    docnos,
-                    judgments,
-                    &mut judgments_scratch,
-                );
-                unjudged[i] += q.unjudged;
-                out.push(q.value);
-                continue;
-            }
-            let t = views
-                .iter()
-                .find(|(l, _)| *l == m.level())
-                .map(|(_, t)| t)
-                .unwrap_or(&base);
-            out.push(m.compute(t));
-        }
+        let context = TopicContext {
+            run,
+            measures,
+            opts,
+            ranking: &ranking,
+            levels: &levels,
+        };
+        score_topic(
+            &context,
+            qt,
+            run_topic,
+            &mut scratch,
+            &mut values,
+            &mut unjudged,
+        );
         topics.push(qt.qid().to_string());
     }
     Scored {
         topics,
         values,
         unjudged,
+    }
+}
+
+/// What every topic of one `score_topics` call is scored with.
+struct TopicContext<'a> {
+    run: &'a Run,
+    measures: &'a [Measure],
+    opts: &'a EvalOptions,
+    ranking: &'a RankingOptions,
+    levels: &'a [i32],
+}
+
+/// Buffers reused from topic to topic.
+#[derive(Default)]
+struct TopicScratch {
+    ranking: Vec<(u64, u32)>,
+    rels: Vec<i32>,
+    judgments: Vec<Option<crate::rag::Judgment>>,
+}
+
+/// One topic's value of every measure, appended to `values`. Never inlined into the loop over
+/// topics: in wasm, V8 switches a function to its optimised code only at its next call, so
+/// the loop over a run's topics (called once per run) runs in the baseline tier on a first
+/// `evaluate()`; as a function called once per topic this is optimised after a few topics,
+/// and the loop around it is small (with the body inlined, its optimised compile alone took
+/// 35 ms of a cold call's CPU under Node).
+#[inline(never)]
+fn score_topic(
+    context: &TopicContext,
+    qt: &QrelsTopic,
+    run_topic: Option<&crate::formats::RunTopic>,
+    buffers: &mut TopicScratch,
+    values: &mut [Vec<f64>],
+    unjudged: &mut [usize],
+) {
+    let TopicContext {
+        run,
+        measures,
+        opts,
+        ranking,
+        levels,
+    } = *context;
+    let TopicScratch {
+        ranking: scratch,
+        rels,
+        judgments: judgments_scratch,
+    } = buffers;
+    match run_topic {
+        Some(rt) => ranked_rels(run, rt, qt, ranking, scratch, rels),
+        None => {
+            rels.clear();
+            scratch.clear();
+        }
+    }
+    let base = TopicEval::new(rels, qt.levels(), 1, false, 0);
+    let views: Vec<(i32, TopicEval)> = levels
+        .iter()
+        .map(|&l| {
+            (
+                l,
+                if l == 1 {
+                    base.clone()
+                } else {
+                    base.with_level(l)
+                },
+            )
+        })
+        .collect();
+    for (i, (m, out)) in measures.iter().zip(values.iter_mut()).enumerate() {
+        if let Some(metric) = m.erag_metric() {
+            let Some(erag) = &opts.erag else {
+                out.push(f64::NAN);
+                continue;
+            };
+            let docs = run_topic.map(|rt| rt.docs()).unwrap_or(&[]);
+            let docnos = scratch.iter().map(|&(_, d)| run.docno(&docs[d as usize]));
+            let k = m.cutoff.map_or(usize::MAX, |k| k as usize);
+            let q = crate::rag::erag::score_docnos(k, docnos, erag.questions.get(qt.qid()), metric);
+            unjudged[i] += q.unscored;
+            out.push(match m.kind {
+                crate::measures::MeasureKind::EragP(_) => q.precision,
+                _ => q.success,
+            });
+            continue;
+        }
+        if let Some(variant) = m.udcg() {
+            let Some(utilities) = &opts.utilities else {
+                out.push(f64::NAN);
+                continue;
+            };
+            // `ranked_rels` leaves the ranking (after -M) in `scratch` as doc indices.
+            let docs = run_topic.map(|rt| rt.docs()).unwrap_or(&[]);
+            let docnos = scratch.iter().map(|&(_, d)| run.docno(&docs[d as usize]));
+            let judgments = utilities.question(&opts.utility_model, qt.qid());
+            let q = variant.score_docnos(
+                m.cutoff.map(|k| k as usize),
+                docnos,
+                judgments,
+                judgments_scratch,
+            );
+            unjudged[i] += q.unjudged;
+            out.push(q.value);
+            continue;
+        }
+        let t = views
+            .iter()
+            .find(|(l, _)| *l == m.level())
+            .map(|(_, t)| t)
+            .unwrap_or(&base);
+        out.push(m.compute(t));
     }
 }
