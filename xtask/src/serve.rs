@@ -104,7 +104,7 @@ pub fn build_js(out: &std::path::Path, target: &str) -> Result {
             "-O3",
             // binaryen inlines a function with one caller whatever its size by default: that made
             // one 26 KB function of `evaluate()`'s per-run work, whose optimising compile by V8
-            // alone took 0.09-0.18 s of a first call's CPU under Node (the worker in index.html
+            // alone took 0.09-0.20 s of a first call's CPU under Node (the worker in index.html
             // gets the same limit).
             "--one-caller-inline-max-function-size",
             "100",
