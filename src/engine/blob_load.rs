@@ -14,6 +14,13 @@
 //! 12 pairs of builds alternating on the loaded 2-core machine, medians): the load in the worker
 //! 241 -> 202 ms (reading 81 ms -> 58 ms of waiting, copying 16.5 -> 7.5 ms).
 //!
+//! Why a BYOB reader where the browser has one: the default reader hands over every chunk in a
+//! new `ArrayBuffer`, which the worker's own thread allocates, fills and later collects; one
+//! reused buffer leaves only the copy into wasm. The perf test's flow on two builds of the app
+//! (`node tests/browser/ab-builds.mjs 9 DIST_A DIST_B`, alternating, quiet 2-core machine,
+//! medians of 9): waiting for the stream 56 -> 35 ms, parse 107 ms either way, the change
+//! event to the row in the table 0.274 -> 0.228 s.
+//!
 //! Between batches the worker answers with `Progress` (at most every few frames), and every few
 //! tens of milliseconds it lets its event loop run and looks at the requests that arrived:
 //! `Cancel`/`Remove` of this file (or `Clear`) stop the load; any other request waits in
@@ -68,12 +75,18 @@ fn reserve_heap(bytes: usize) {
     drop(std::hint::black_box(heap));
 }
 
-/// The chunks of `Blob.stream()`, read with its default reader (js_sys calls: no new web-sys
-/// features). A BYOB reader straight into wasm memory is impossible: it would have to detach
-/// the wasm memory's buffer.
+/// The chunks of `Blob.stream()` (js_sys calls: no new web-sys features). Where the stream is
+/// a byte stream (Chromium's is), a BYOB reader reads every chunk into one reused buffer of
+/// [`BATCH_BYTES`]: with the default reader the browser allocates a new `ArrayBuffer` per chunk,
+/// and touching and collecting those fresh pages costs the worker's thread more than the copy
+/// (measured above). Elsewhere the default reader. Reading straight into wasm memory is
+/// impossible: a BYOB read would detach the wasm memory's buffer.
 struct ByteStream {
     reader: JsValue,
     read: js_sys::Function,
+    /// A BYOB reader, whose `buffer` each read transfers and hands back.
+    byob: bool,
+    buffer: Option<js_sys::ArrayBuffer>,
 }
 
 impl ByteStream {
@@ -87,21 +100,42 @@ impl ByteStream {
         let stream = method(blob, "stream")?
             .call0(blob)
             .map_err(|e| format!("{e:?}"))?;
-        let reader = method(&stream, "getReader")?
-            .call0(&stream)
-            .map_err(|e| format!("{e:?}"))?;
+        let get_reader = method(&stream, "getReader")?;
+        let byob = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&byob, &"mode".into(), &"byob".into());
+        // A stream that is no byte stream refuses a BYOB reader (and stays unlocked).
+        let (reader, buffer) = match get_reader.call1(&stream, &byob) {
+            Ok(reader) => (reader, Some(js_sys::ArrayBuffer::new(BATCH_BYTES as u32))),
+            Err(_) => (
+                get_reader.call0(&stream).map_err(|e| format!("{e:?}"))?,
+                None,
+            ),
+        };
         let read = method(&reader, "read")?;
-        Ok(ByteStream { reader, read })
+        Ok(ByteStream {
+            reader,
+            read,
+            byob: buffer.is_some(),
+            buffer,
+        })
     }
 
-    /// The next chunk, `None` at the end.
+    /// The next chunk, `None` at the end. A chunk of the BYOB reader lives in its buffer: copy
+    /// it before the next call.
     async fn next(&mut self) -> Result<Option<js_sys::Uint8Array>, String> {
-        let promise = self
-            .read
-            .call0(&self.reader)
-            .map_err(|e| format!("{e:?}"))?
-            .dyn_into::<js_sys::Promise>()
-            .map_err(|_| "the stream's read() gave no promise".to_string())?;
+        let promise = if self.byob {
+            let buffer = self
+                .buffer
+                .take()
+                .ok_or_else(|| "the stream kept its buffer after an error".to_string())?;
+            self.read
+                .call1(&self.reader, &js_sys::Uint8Array::new(&buffer))
+        } else {
+            self.read.call0(&self.reader)
+        }
+        .map_err(|e| format!("{e:?}"))?
+        .dyn_into::<js_sys::Promise>()
+        .map_err(|_| "the stream's read() gave no promise".to_string())?;
         let result = wasm_bindgen_futures::JsFuture::from(promise)
             .await
             .map_err(|e| format!("{e:?}"))?;
@@ -109,10 +143,13 @@ impl ByteStream {
         if field("done").is_truthy() {
             return Ok(None);
         }
-        field("value")
+        let value = field("value")
             .dyn_into::<js_sys::Uint8Array>()
-            .map(Some)
-            .map_err(|_| "the stream gave something else than bytes".to_string())
+            .map_err(|_| "the stream gave something else than bytes".to_string())?;
+        if self.byob {
+            self.buffer = Some(value.buffer());
+        }
+        Ok(Some(value))
     }
 
     /// Stops the browser reading the rest (a load that ends early).

@@ -1,0 +1,55 @@
+// The perf test's flow (perf.test.mjs: the 38 MB benchmark run into a page that holds the qrels,
+// change event -> row in the table) on several builds of the app, alternating, with the worker's
+// phases: `node tests/browser/ab-builds.mjs ROUNDS DIST_A DIST_B ...` (each DIST a copy of a
+// `trunk build --release` dist/; the files of `cargo xtask bench metrics` in BENCH_DIR, default
+// target/bench/metrics). Prints medians. A benchmark for choosing between builds, not a test.
+import { createServer } from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { join, extname, normalize } from 'node:path';
+import { launch } from './harness.mjs';
+import { watchLoad, timeBreakdown, pageSeconds } from './perf-marks.mjs';
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml' };
+const [rounds, ...dists] = process.argv.slice(2);
+const benchDir = process.env.BENCH_DIR ?? new URL('../../target/bench/metrics', import.meta.url).pathname;
+const qrels = join(benchDir, 'bench.qrels'), run = join(benchDir, 'bench.run');
+async function serve(dist) {
+  const server = createServer(async (req, res) => {
+    let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const file = normalize(join(dist, path.endsWith('/') ? path + 'index.html' : path));
+    if (!file.startsWith(dist)) { res.writeHead(403).end(); return; }
+    try { const body = await readFile(file); res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }); res.end(body); }
+    catch { res.writeHead(404).end('not found'); }
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  return { server, origin: `http://127.0.0.1:${server.address().port}` };
+}
+const servers = await Promise.all(dists.map(serve));
+const browser = await launch();
+const res = dists.map(() => []);
+const phaseSums = dists.map(() => ({}));
+for (let r = 0; r < +rounds; r++) {
+  for (let i = 0; i < dists.length; i++) {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${servers[i].origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100`);
+    await page.waitForSelector('#file-input', { state: 'attached' });
+    await page.waitForTimeout(300);
+    await page.setInputFiles('#file-input', qrels);
+    await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 120_000 });
+    await page.waitForFunction(() => !document.querySelector('#eval-progress'));
+    await watchLoad(page);
+    await page.setInputFiles('#file-input', run);
+    await page.waitForSelector('#results tbody tr[data-run="bench.run"]', { timeout: 300_000 });
+    const s = await pageSeconds(page);
+    const lines = await timeBreakdown(page);
+    res[i].push(s);
+    for (const l of lines) { const m = l.match(/^\s+([^:]+): (\d+) ms$/); if (m) (phaseSums[i][m[1]] ??= []).push(+m[2]); }
+    await page.close();
+  }
+}
+const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+for (let i = 0; i < dists.length; i++) {
+  console.log(`${dists[i]}: median ${med(res[i]).toFixed(3)} s  [${res[i].map((x) => x.toFixed(3)).join(' ')}]`);
+  for (const [k, v] of Object.entries(phaseSums[i])) console.log(`    ${k}: ${med(v)} ms`);
+}
+await browser.close();
+servers.forEach((s) => s.server.close());
