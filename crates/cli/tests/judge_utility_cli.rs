@@ -218,6 +218,7 @@ fn judge_utility_on(provider: &str, server: &FakeServer, dir: &Path, extra: &[St
         .args(&args)
         .env("GEMINI_API_KEY", "test-gemini-key")
         .env("ANTHROPIC_API_KEY", "test-anthropic-key")
+        .env("OPENAI_API_KEY", "test-openai-key")
         .output()
         .unwrap()
 }
@@ -270,6 +271,22 @@ fn gemini_gives_top_logprobs_and_refuses_echo() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no log-probabilities"), "{stderr}");
+    // A GGUF's chat template fits that model only, which OpenAI's API does not serve (refused
+    // before the file is even opened: this one does not exist).
+    let mut gguf = run_files(&dir);
+    gguf.extend([
+        "--gguf".into(),
+        p(&dir.join("absent.gguf")),
+        "-o".into(),
+        p(&dir.join("e.tsv")),
+    ]);
+    let out = judge_utility_on("openai", &server, &dir, &gguf);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--provider openai: --gguf") && stderr.contains("openai-compatible"),
+        "{stderr}"
+    );
     assert_eq!(server.request_count(), 2, "the refusals sent nothing");
     assert!(!dir.join("e.tsv").exists());
 }

@@ -68,7 +68,7 @@ fn read_text(path: &Path) -> Result<String, Failure> {
 pub(super) fn run(a: Args) -> Result<ExitCode, Failure> {
     a.inputs.check_mode()?;
     let kind: ProviderKind = a.common.provider.parse().map_err(Failure::Usage)?;
-    check_provider(kind, a.gguf.is_some() || a.template.is_some())?;
+    check_provider(kind, a.gguf.is_some(), a.template.is_some())?;
     if a.inputs.k == 0 {
         return Err(usage("--k must be at least 1"));
     }
@@ -156,8 +156,10 @@ const GEMINI_HINT: &str =
     "use an OpenAI-compatible server serving the model with --gguf or --template";
 
 /// The providers that give log-probabilities, and the way each gives them: echo (`--gguf`,
-/// `--template`) needs `/completions`, which Gemini does not have; Anthropic gives none.
-fn check_provider(kind: ProviderKind, echo: bool) -> Result<(), Failure> {
+/// `--template`) needs `/completions`, which Gemini does not have; Anthropic gives none; and a
+/// GGUF's chat template fits only that model, which OpenAI's API does not serve.
+fn check_provider(kind: ProviderKind, gguf: bool, template: bool) -> Result<(), Failure> {
+    let echo = gguf || template;
     match kind {
         ProviderKind::Anthropic => Err(usage(
             "--provider anthropic: Anthropic's Messages API returns no log-probabilities; use \
@@ -167,6 +169,12 @@ fn check_provider(kind: ProviderKind, echo: bool) -> Result<(), Failure> {
             "--provider gemini: --gguf and --template read exact values from /completions with \
              echo, which Gemini does not serve; leave them out to read Gemini's top 20 logprobs \
              (a value, or an upper bound)",
+        )),
+        ProviderKind::OpenAi if gguf => Err(usage(
+            "--provider openai: --gguf renders the prompt with that model's own chat template, \
+             and OpenAI's API serves only OpenAI's models; serve the GGUF with an \
+             OpenAI-compatible server (vLLM, llama.cpp) and use --provider openai-compatible \
+             --base-url URL, or leave --gguf out to read the chat endpoint's top 20 logprobs",
         )),
         _ => Ok(()),
     }
