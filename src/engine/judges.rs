@@ -9,6 +9,8 @@ mod grades_view;
 #[cfg(target_arch = "wasm32")]
 pub(crate) mod idb_cache;
 pub mod job;
+#[cfg(any(target_arch = "wasm32", test))]
+pub mod job_controls;
 #[cfg(test)]
 mod job_tests;
 mod tasks;

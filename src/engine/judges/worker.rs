@@ -4,19 +4,19 @@
 
 use super::fetch::{FetchTransport, WorkerRuntime};
 use super::idb_cache::IdbCache;
+use super::job_controls::JobControls;
 use super::{batch, idb_cache, job};
 use crate::engine::Workspace;
 use crate::protocol::judges::{JudgeRequest, JudgeResponse};
 use crate::protocol::Response;
 use futures::channel::mpsc::UnboundedSender;
-use ragscope_judge::{ApiKey, Control, Env};
-use std::collections::HashMap;
+use ragscope_judge::{ApiKey, Env};
 use std::rc::Rc;
 
-/// The jobs started in this worker, by id, with their pause/resume/cancel handle.
+/// The jobs running in this worker, by id, with their pause/resume/cancel handle.
 #[derive(Default)]
 pub struct Jobs {
-    controls: HashMap<u32, Control>,
+    controls: JobControls,
 }
 
 impl Jobs {
@@ -49,10 +49,12 @@ impl Jobs {
                 let key = key.map(|k| ApiKey::new(k.0));
                 match workspace.prepare_judge(&spec, key, false) {
                     Ok(mut prepared) => {
-                        let control = Control::new();
-                        self.controls.insert(job, control.clone());
+                        // Dropped when the task ends, which takes the handle out of the table.
+                        let running = self.controls.start(job);
+                        let control = running.control.clone();
                         let mut env = env(&prepared);
                         wasm_bindgen_futures::spawn_local(async move {
+                            let _running = running;
                             if spec.batch {
                                 // The first round through the batch API; its replies land in
                                 // the cache and the run below parses them like any reply.
@@ -93,17 +95,17 @@ impl Jobs {
                 });
             }
             JudgeRequest::Pause { job } => {
-                if let Some(c) = self.controls.get(&job) {
+                if let Some(c) = self.controls.get(job) {
                     c.pause();
                 }
             }
             JudgeRequest::Resume { job } => {
-                if let Some(c) = self.controls.get(&job) {
+                if let Some(c) = self.controls.get(job) {
                     c.resume();
                 }
             }
             JudgeRequest::Cancel { job } => {
-                if let Some(c) = self.controls.remove(&job) {
+                if let Some(c) = self.controls.remove(job) {
                     c.cancel();
                 }
             }
@@ -114,7 +116,7 @@ impl Jobs {
 
     /// "Forget everything": every job stops sending.
     pub fn cancel_all(&mut self) {
-        for (_, c) in self.controls.drain() {
+        for c in self.controls.drain() {
             c.cancel();
         }
     }
