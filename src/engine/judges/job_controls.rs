@@ -7,19 +7,35 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// Each handle with the number of its start, so that a task ending late never removes the
+/// handle of a newer job under the same id.
 #[derive(Clone, Default)]
-pub struct JobControls(Rc<RefCell<HashMap<u32, Control>>>);
+pub struct JobControls(Rc<RefCell<Table>>);
+
+#[derive(Default)]
+struct Table {
+    starts: u64,
+    by_job: HashMap<u32, (u64, Control)>,
+}
 
 /// Held by a job's task: its handle, removed from the table when this is dropped.
 pub struct Running {
     job: u32,
+    start: u64,
     pub control: Control,
     controls: JobControls,
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
-        self.controls.0.borrow_mut().remove(&self.job);
+        let mut table = self.controls.0.borrow_mut();
+        if table
+            .by_job
+            .get(&self.job)
+            .is_some_and(|(s, _)| *s == self.start)
+        {
+            table.by_job.remove(&self.job);
+        }
     }
 }
 
@@ -27,31 +43,40 @@ impl JobControls {
     /// A new handle for `job` (replacing a handle kept under the same id).
     pub fn start(&self, job: u32) -> Running {
         let control = Control::new();
-        self.0.borrow_mut().insert(job, control.clone());
+        let mut table = self.0.borrow_mut();
+        table.starts += 1;
+        let start = table.starts;
+        table.by_job.insert(job, (start, control.clone()));
         Running {
             job,
+            start,
             control,
             controls: self.clone(),
         }
     }
 
     pub fn get(&self, job: u32) -> Option<Control> {
-        self.0.borrow().get(&job).cloned()
+        self.0.borrow().by_job.get(&job).map(|(_, c)| c.clone())
     }
 
     /// Takes `job`'s handle out (a cancelled job is no longer paused or resumed).
     pub fn remove(&self, job: u32) -> Option<Control> {
-        self.0.borrow_mut().remove(&job)
+        self.0.borrow_mut().by_job.remove(&job).map(|(_, c)| c)
     }
 
     /// Takes every handle out.
     pub fn drain(&self) -> Vec<Control> {
-        self.0.borrow_mut().drain().map(|(_, c)| c).collect()
+        self.0
+            .borrow_mut()
+            .by_job
+            .drain()
+            .map(|(_, (_, c))| c)
+            .collect()
     }
 
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.0.borrow().len()
+        self.0.borrow().by_job.len()
     }
 }
 
@@ -81,6 +106,15 @@ mod tests {
         let third = controls.start(3);
         assert_eq!(controls.drain().len(), 1);
         drop(third);
+        assert_eq!(controls.len(), 0);
+        // A job started again under an id whose old task has not ended yet keeps its handle
+        // when the old task ends.
+        let old = controls.start(4);
+        let new = controls.start(4);
+        drop(old);
+        controls.get(4).expect("the new job 4 runs").pause();
+        assert_eq!(new.control.state(), ControlState::Paused);
+        drop(new);
         assert_eq!(controls.len(), 0);
     }
 }
