@@ -90,3 +90,35 @@ test('TypeScript types ship with the package', async () => {
     assert.match(dts, new RegExp(`\\b${name}\\b`), `${name} missing from ragscope_js.d.ts`);
   }
 });
+
+/** The body sizes of a wasm module's functions (its code section), in bytes. */
+function functionBodySizes(bytes) {
+  let at = 8; // magic and version
+  const leb = () => {
+    let value = 0, shift = 0, b;
+    do { b = bytes[at++]; value += (b & 0x7f) * 2 ** shift; shift += 7; } while (b & 0x80);
+    return value;
+  };
+  while (at < bytes.length) {
+    const id = bytes[at++];
+    const size = leb();
+    if (id === 10) {
+      const sizes = [];
+      for (let n = leb(); n > 0; n--) { const s = leb(); sizes.push(s); at += s; }
+      return sizes;
+    }
+    at += size;
+  }
+  return [];
+}
+
+// xtask's build_js runs wasm-opt with --one-caller-inline-max-function-size 100: without it,
+// binaryen inlined every function with one caller, evaluate()'s per-run work became one 26 KB
+// body whose optimising compile V8 could not use during the call (the first call cost 16 %
+// more CPU), and the largest body of the package was 52 KB; with it, 16 KB (2026-11-23).
+test('the package keeps its functions small enough for V8 to optimise them early', async () => {
+  const sizes = functionBodySizes(await readFile(join(root, 'pkg/ragscope_js_bg.wasm')));
+  assert.ok(sizes.length > 300, `read ${sizes.length} function bodies`);
+  const largest = Math.max(...sizes);
+  assert.ok(largest <= 24_000, `the largest function body is ${largest} bytes`);
+});
