@@ -42,7 +42,12 @@ for (let r = 0; r < +rounds; r++) {
     const s = await pageSeconds(page);
     const lines = await timeBreakdown(page);
     res[i].push(s);
-    for (const l of lines) { const m = l.match(/^\s+([^:]+): (\d+) ms$/); if (m) (phaseSums[i][m[1]] ??= []).push(+m[2]); }
+    for (const l of lines) {
+      const phase = l.match(/^\s+([^:]+): (\d+) ms$/);
+      if (phase) (phaseSums[i][phase[1]] ??= []).push(+phase[2]);
+      const mark = l.match(/^(-?\d+): ([^,(]+)/);
+      if (mark) (phaseSums[i][`at ${mark[2].trim()}`] ??= []).push(+mark[1]);
+    }
     await page.close();
   }
 }
