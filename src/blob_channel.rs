@@ -73,6 +73,21 @@ impl Drop for Offer {
     }
 }
 
+thread_local! {
+    /// Offers kept for the page's life (see [`offer_kept`]).
+    static KEPT: std::cell::RefCell<Vec<Offer>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Offers `blob` for as long as the page lives and returns the name to send (`channel:…`): for
+/// a model file the worker may open again (each compute run, each template read), where an
+/// object URL was used before — fetching one in the worker copied the whole file.
+pub fn offer_kept(blob: &web_sys::Blob) -> Result<String, String> {
+    let offer = Offer::new(blob.clone())?;
+    let name = offer.name().to_string();
+    KEPT.with(|kept| kept.borrow_mut().push(offer));
+    Ok(name)
+}
+
 /// The worker's end: the Blob offered on `name` (without the prefix), or why not.
 pub async fn receive(name: &str) -> Result<web_sys::Blob, String> {
     let channel = open(name)?;

@@ -210,11 +210,7 @@ pub async fn load(
         name: name.clone(),
         error,
     };
-    let blob = match url.strip_prefix(crate::blob_channel::PREFIX) {
-        Some(channel) => crate::blob_channel::receive(channel).await,
-        None => crate::engine::inference::web::blob_from_url(&url).await,
-    };
-    let blob = match blob {
+    let blob = match crate::engine::inference::web::blob_from_url(&url).await {
         Ok(b) => b,
         Err(e) => {
             // Removed meanwhile (the page revoked the URL): nothing to say.

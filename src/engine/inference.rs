@@ -6,7 +6,7 @@
 //! so the RAG views use it at once.
 //!
 //! Plain Rust over crates/infer's CPU engine (single-threaded in wasm32): one passage per CPU
-//! step. The browser side (Blob from an object URL, the WebGPU probe, the async loop) is in
+//! step. The browser side (the picked file's Blob, the WebGPU probe, the async loop) is in
 //! `web.rs`; the WebGPU backend (batches of passages per step) in `gpu.rs`.
 
 use super::{Loader, Workspace};

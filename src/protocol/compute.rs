@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub enum ComputeRequest {
-    /// Opens the picked GGUF file from an object URL of it (same page, same machine: the worker
-    /// turns it back into a Blob and reads only slices). Replaces the model opened before.
+    /// Opens the picked GGUF file, which the page offers on a channel (`channel:NAME`,
+    /// src/blob_channel.rs; an object URL works too): the worker gets the Blob and reads only
+    /// slices. Replaces the model opened before.
     OpenModel {
         url: String,
         name: String,

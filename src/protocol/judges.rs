@@ -296,8 +296,8 @@ pub enum JudgeRequest {
     Cancel {
         job: u32,
     },
-    /// Reads the metadata of a GGUF the user picked (from an object URL of it: the worker reads
-    /// slices of the Blob, nothing is uploaded) for the utility task's chat template and
+    /// Reads the metadata of a GGUF the user picked (offered on a channel, or an object URL: the
+    /// worker reads slices of the Blob, nothing is uploaded) for the utility task's chat template and
     /// tokenizer; kept under `id` until another is read.
     ReadGguf {
         id: u32,

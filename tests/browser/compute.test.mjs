@@ -75,6 +75,10 @@ async function loadModelAndData(page, udcg = UDCG) {
 
 test('utilities computed in the page match llama.cpp (and so the CLI), and load as the utilities file', async () => {
   const { page, errors, requests } = await openApp();
+  const blobFetches = [];
+  page.on('request', (r) => {
+    if (r.url().startsWith('blob:') && r.resourceType() === 'fetch') blobFetches.push(r.url());
+  });
   await loadModelAndData(page);
   const info = await page.$eval('#compute-model', (e) => e.textContent);
   assert.match(info, /llama/);
@@ -97,6 +101,10 @@ test('utilities computed in the page match llama.cpp (and so the CLI), and load 
   console.log(`CPU in the worker: peak wasm memory ${(mem.wasm / 2 ** 20).toFixed(1)} MiB, GPU buffers ${mem.gpu} bytes`);
   assert.ok(mem.wasm > 0);
   assert.equal(mem.gpu, 0);
+  // The page offers the model to the worker on a BroadcastChannel: no blob: URL was fetched
+  // (fetching one made Chromium copy the whole model into a new Blob; the worker's own script
+  // still comes from a blob: URL, as a script).
+  assert.deepEqual(blobFetches, []);
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#compute-download')]);
   const tsv = await readFile(await download.path(), 'utf8');

@@ -1,5 +1,5 @@
-//! The browser side of "compute locally", in the worker: the picked file as a Blob (from the
-//! object URL the page made; its bytes are read slice by slice, never uploaded), WebGPU's adapter
+//! The browser side of "compute locally", in the worker: the picked file as a Blob (offered by
+//! the page on a channel; its bytes are read slice by slice, never uploaded), WebGPU's adapter
 //! as the worker sees it, and the compute loop that reads pause/cancel between steps and runs
 //! each step on WebGPU (gpu.rs) or on the CPU.
 
@@ -62,8 +62,13 @@ pub(super) fn now_seconds() -> f64 {
         / 1000.0
 }
 
-/// The Blob behind an object URL made by the page (same origin; no bytes are copied here).
+/// The Blob the page offers on a channel (`channel:NAME`, src/blob_channel.rs: nothing is
+/// copied), or the one behind an object URL made by the page (same origin; Chromium copies the
+/// whole file into a new Blob to answer the fetch).
 pub(crate) async fn blob_from_url(url: &str) -> Result<web_sys::Blob, String> {
+    if let Some(channel) = url.strip_prefix(crate::blob_channel::PREFIX) {
+        return crate::blob_channel::receive(channel).await;
+    }
     let global: JsValue = js_sys::global().into();
     let response = call_await(&global, "fetch", &[url.into()]).await?;
     call_await(&response, "blob", &[])

@@ -131,7 +131,7 @@ fn env(prepared: &job::PreparedJob) -> Env {
     }
 }
 
-/// Reads the metadata of the GGUF behind the page's object URL (slices of the Blob: the tensors
+/// Reads the metadata of the GGUF the page offers (slices of the Blob: the tensors
 /// are never read) for the utility task's chat template and tokenizer.
 pub async fn read_gguf(ws: &mut Workspace, id: u32, url: &str, name: &str) -> Response {
     let response = match crate::engine::inference::web::blob_from_url(url).await {

@@ -35,8 +35,8 @@ pub fn on_count(f: impl Fn(usize) + 'static) -> Callback<Event> {
     })
 }
 
-/// A GGUF file input: asks the worker to open the picked file through an object URL (it reads
-/// the file slice by slice; the file is never uploaded).
+/// A GGUF file input: asks the worker to open the picked file, offered to it on a channel (it
+/// reads the file slice by slice; the file is never uploaded nor copied).
 pub fn on_model_file(on_request: Callback<ComputeRequest>) -> Callback<Event> {
     Callback::from(move |e: Event| {
         let Some(input) = e.target_dyn_into::<HtmlInputElement>() else {
@@ -45,7 +45,7 @@ pub fn on_model_file(on_request: Callback<ComputeRequest>) -> Callback<Event> {
         let Some(file) = input.files().and_then(|l| l.get(0)) else {
             return;
         };
-        if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
+        if let Ok(url) = crate::blob_channel::offer_kept(&file) {
             on_request.emit(ComputeRequest::OpenModel {
                 url,
                 name: file.name(),

@@ -64,11 +64,11 @@ pub fn utility_inputs(props: &Props) -> Html {
             let Some(file) = picked_file(&e) else {
                 return;
             };
-            // An object URL: the worker reads the header and metadata through it, in slices.
+            // Offered on a channel: the worker reads the header and metadata, in slices.
             let Some(next_id) = &next_id else {
                 return;
             };
-            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
+            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
                 let id = next_id.emit(());
                 let name = file.name();
                 d.dispatch(JudgeAction::GgufPicked {

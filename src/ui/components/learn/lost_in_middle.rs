@@ -191,7 +191,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             let Some(file) = input_of(&e).and_then(|i| i.files()).and_then(|l| l.get(0)) else {
                 return;
             };
-            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
+            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
                 let id = {
                     let mut n = ids.borrow_mut();
                     *n += 1;
@@ -216,8 +216,8 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             let Some(file) = input_of(&e).and_then(|i| i.files()).and_then(|l| l.get(0)) else {
                 return;
             };
-            // An object URL: the worker reads the file through it, slice by slice.
-            if let Ok(url) = web_sys::Url::create_object_url_with_blob(&file) {
+            // Offered on a channel: the worker reads the file itself, slice by slice.
+            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
                 d.dispatch(LitmAction::ModelOpening(file.name()));
                 bridge.send(Request::Compute(ComputeRequest::OpenModel {
                     url,
