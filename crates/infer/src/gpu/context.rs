@@ -2,7 +2,7 @@
 //! limits (not WebGPU's defaults), so bindings can use all the storage-buffer size it offers.
 
 use super::error::GpuError;
-use super::layout::{dequant8_fn, dequant_fn, GPU_TYPES};
+use super::layout::{dequant8_fn, dequant_fn, gpu_type_index, GPU_TYPES};
 use crate::gguf::GgmlType;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -62,15 +62,14 @@ impl LazyMatmuls {
         }
     }
 
-    /// The kernel for `ty`; `None` for a type the GPU path lacks (upload refuses those models).
-    pub fn get(&self, ty: GgmlType) -> Option<&Kernel> {
-        let i = GPU_TYPES.iter().position(|&t| t == ty)?;
-        Some(self.kernels[i].get_or_init(|| {
+    /// The kernel for `ty` (every type has one: see [`gpu_type_index`]).
+    pub fn get(&self, ty: GgmlType) -> &Kernel {
+        self.kernels[gpu_type_index(ty)].get_or_init(|| {
             use Slot::*;
             let label = format!("{}_{}", self.label, ty.name());
             let m = matmul_module(&self.device, &label, &(self.source)(ty));
             kernel(&self.device, &m, "main", &[Uniform, Read, Read, ReadWrite])
-        }))
+        })
     }
 }
 

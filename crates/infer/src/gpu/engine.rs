@@ -18,7 +18,7 @@
 //! exceeds maxStorageBufferBindingSize, and the LM head is split into row chunks (vocabulary
 //! slices) that each fit one binding.
 
-use super::context::{GpuContext, Kernel, Kernels, Slot};
+use super::context::{GpuContext, Kernel, Kernels, LazyMatmuls, Shared, Slot};
 use super::error::GpuError;
 use super::layout::{repack_rows, row_words};
 use crate::generate::{Decoding, Generation, GreedyOptions};
@@ -354,13 +354,19 @@ impl MatmulTile {
         (rows.div_ceil(tn) as u32, n_tok.div_ceil(tm) as u32)
     }
 
-    /// Its kernel for `ty`; `None` for the wide tile on a device without it.
-    pub(crate) fn kernel(self, kernels: &Kernels, ty: GgmlType) -> Option<&Kernel> {
+    /// Its kernels, one per weight type; `None` for the wide tile on a device without it.
+    fn kernels(self, kernels: &Kernels) -> Option<&Shared<LazyMatmuls>> {
         match self {
-            MatmulTile::Small => kernels.matmul.get(ty),
-            MatmulTile::Large => kernels.matmul_large.get(ty),
-            MatmulTile::Wide => kernels.matmul_wide.as_ref()?.get(ty),
+            MatmulTile::Small => Some(&kernels.matmul),
+            MatmulTile::Large => Some(&kernels.matmul_large),
+            MatmulTile::Wide => kernels.matmul_wide.as_ref(),
         }
+    }
+
+    /// Its kernel for `ty`; `None` for the wide tile on a device without it (tests, benches).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    pub(crate) fn kernel(self, kernels: &Kernels, ty: GgmlType) -> Option<&Kernel> {
+        Some(self.kernels(kernels)?.get(ty))
     }
 }
 
@@ -373,14 +379,17 @@ pub(crate) fn matmul_plan(
     n_tok: usize,
     wide: bool,
 ) -> (MatmulTile, &Kernel, (u32, u32)) {
-    let wide = wide && kernels.matmul_wide.is_some();
-    let tile = MatmulTile::pick(rows, n_tok, wide);
-    // Every tile has a kernel for every GgmlType (GPU_TYPES lists them all; `wide` was checked
-    // above), so this never fails.
-    let kernel = tile
-        .kernel(kernels, ty)
-        .expect("GPU_TYPES lists every GgmlType");
-    (tile, kernel, tile.groups(rows, n_tok))
+    let wide_kernels = kernels.matmul_wide.as_ref().filter(|_| wide);
+    let (tile, set) = match (
+        MatmulTile::pick(rows, n_tok, wide_kernels.is_some()),
+        wide_kernels,
+    ) {
+        (MatmulTile::Wide, Some(w)) => (MatmulTile::Wide, w),
+        (MatmulTile::Small, _) => (MatmulTile::Small, &kernels.matmul),
+        // `pick` gives Wide only where wide kernels were offered
+        _ => (MatmulTile::Large, &kernels.matmul_large),
+    };
+    (tile, set.get(ty), tile.groups(rows, n_tok))
 }
 
 /// Large-tile products with fewer workgroups than this get their K split in two (`split_k`).

@@ -56,7 +56,26 @@ pub fn dequant8_fn(ty: GgmlType) -> &'static str {
     }
 }
 
-/// Every type the GPU path reads (all the CPU engine's types).
+/// `ty`'s place in [`GPU_TYPES`]. An exhaustive match, so a `GgmlType` added to the CPU engine
+/// fails to compile here until the GPU path has a slot for it (the kernel tables are arrays
+/// indexed by this, and cannot miss a type).
+pub const fn gpu_type_index(ty: GgmlType) -> usize {
+    match ty {
+        GgmlType::F32 => 0,
+        GgmlType::F16 => 1,
+        GgmlType::BF16 => 2,
+        GgmlType::Q8_0 => 3,
+        GgmlType::Q4_0 => 4,
+        GgmlType::Q4_1 => 5,
+        GgmlType::Q5_0 => 6,
+        GgmlType::Q5_1 => 7,
+        GgmlType::Q4K => 8,
+        GgmlType::Q5K => 9,
+        GgmlType::Q6K => 10,
+    }
+}
+
+/// Every type the GPU path reads (all the CPU engine's types), in [`gpu_type_index`] order.
 pub const GPU_TYPES: [GgmlType; 11] = [
     GgmlType::F32,
     GgmlType::F16,

@@ -5,7 +5,7 @@
 
 use super::context::{GpuContext, Kernel};
 use super::engine::MatmulTile;
-use super::layout::{repack_raw, row_words, GPU_TYPES};
+use super::layout::{gpu_type_index, repack_raw, row_words, GPU_TYPES};
 use super::twin;
 use crate::gguf::GgmlType;
 use half::{bf16, f16};
@@ -182,6 +182,21 @@ fn random_weights(rng: &mut Rng, ty: GgmlType, rows: usize, cols: usize) -> Vec<
             out
         }
     }
+}
+
+/// Every type the GGUF reader accepts has its own slot in the GPU's kernel tables.
+#[test]
+fn every_weight_type_has_its_place_in_gpu_types() {
+    let mut seen = 0;
+    for id in 0..64 {
+        if let Ok(ty) = GgmlType::from_id(id) {
+            let i = gpu_type_index(ty);
+            assert!(i < GPU_TYPES.len(), "{}: slot {i}", ty.name());
+            assert_eq!(GPU_TYPES[i], ty, "{}", ty.name());
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, GPU_TYPES.len());
 }
 
 #[test]
