@@ -3,27 +3,13 @@
 // phases: `node tests/browser/ab-builds.mjs ROUNDS DIST_A DIST_B ...` (each DIST a copy of a
 // `trunk build --release` dist/; the files of `cargo xtask bench metrics` in BENCH_DIR, default
 // target/bench/metrics). Prints medians. A benchmark for choosing between builds, not a test.
-import { createServer } from 'node:http';
-import { readFile } from 'node:fs/promises';
-import { join, extname, normalize } from 'node:path';
-import { launch } from './harness.mjs';
+import { join, resolve } from 'node:path';
+import { launch, startServer } from './harness.mjs';
 import { watchLoad, timeBreakdown, pageSeconds } from './perf-marks.mjs';
-const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml' };
 const [rounds, ...dists] = process.argv.slice(2);
 const benchDir = process.env.BENCH_DIR ?? new URL('../../target/bench/metrics', import.meta.url).pathname;
 const qrels = join(benchDir, 'bench.qrels'), run = join(benchDir, 'bench.run');
-async function serve(dist) {
-  const server = createServer(async (req, res) => {
-    let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const file = normalize(join(dist, path.endsWith('/') ? path + 'index.html' : path));
-    if (!file.startsWith(dist)) { res.writeHead(403).end(); return; }
-    try { const body = await readFile(file); res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }); res.end(body); }
-    catch { res.writeHead(404).end('not found'); }
-  });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-  return { server, origin: `http://127.0.0.1:${server.address().port}` };
-}
-const servers = await Promise.all(dists.map(serve));
+const servers = await Promise.all(dists.map((d) => startServer('/', resolve(d))));
 const browser = await launch();
 const res = dists.map(() => []);
 const phaseSums = dists.map(() => ({}));

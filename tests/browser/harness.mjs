@@ -16,16 +16,17 @@ const TYPES = {
   '.css': 'text/css', '.json': 'application/json', '.svg': 'image/svg+xml', '.mjs': 'text/javascript',
 };
 
-/** Serves dist/ under `prefix` (e.g. '/some/sub/path/') to check the site works from a sub-path. */
-export async function startServer(prefix = '/') {
+/** Serves dist/ (or `site`, another build of it) under `prefix` (e.g. '/some/sub/path/') to
+ * check the site works from a sub-path. */
+export async function startServer(prefix = '/', site = dist) {
   const served = [];
   const server = createServer(async (req, res) => {
     served.push(req.url);
     let path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (!path.startsWith(prefix)) { res.writeHead(404).end('outside the site'); return; }
     path = '/' + path.slice(prefix.length);
-    const file = normalize(join(dist, path.endsWith('/') ? path + 'index.html' : path));
-    if (!file.startsWith(dist)) { res.writeHead(403).end(); return; }
+    const file = normalize(join(site, path.endsWith('/') ? path + 'index.html' : path));
+    if (!file.startsWith(site)) { res.writeHead(403).end(); return; }
     try {
       const body = await readFile(file);
       res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });

@@ -379,15 +379,12 @@ pub(crate) fn matmul_plan(
     n_tok: usize,
     wide: bool,
 ) -> (MatmulTile, &Kernel, (u32, u32)) {
-    let wide_kernels = kernels.matmul_wide.as_ref().filter(|_| wide);
-    let (tile, set) = match (
-        MatmulTile::pick(rows, n_tok, wide_kernels.is_some()),
-        wide_kernels,
-    ) {
-        (MatmulTile::Wide, Some(w)) => (MatmulTile::Wide, w),
-        (MatmulTile::Small, _) => (MatmulTile::Small, &kernels.matmul),
-        // `pick` gives Wide only where wide kernels were offered
-        _ => (MatmulTile::Large, &kernels.matmul_large),
+    let tile = MatmulTile::pick(rows, n_tok, wide && kernels.matmul_wide.is_some());
+    // `pick` gives the wide tile only where the device has its kernels; were it ever otherwise,
+    // the large tile (kernel and grid together) rather than a panic
+    let (tile, set) = match tile.kernels(kernels) {
+        Some(set) => (tile, set),
+        None => (MatmulTile::Large, &kernels.matmul_large),
     };
     (tile, set.get(ty), tile.groups(rows, n_tok))
 }
