@@ -9,6 +9,9 @@ use super::lines::{
 };
 use super::topic_index::TopicIndex;
 
+mod part;
+pub use part::PartError;
+
 /// One retrieved document: its score and where its docno lives in the run's arena.
 ///
 /// 16 bytes: the docno's offset in the arena and its length share one word (`place`), and
@@ -319,7 +322,6 @@ impl RunParser {
     }
 
     /// Appends the results of a parser that read the lines right after this one's.
-    #[cfg(not(target_arch = "wasm32"))]
     fn absorb(&mut self, other: RunParser, line_offset: u64) {
         let arena_offset = self.arena.len() as u64;
         self.arena.extend_from_slice(&other.arena);
