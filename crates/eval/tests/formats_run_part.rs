@@ -30,7 +30,9 @@ fn split_at(bytes: &[u8], cut: usize, chunk: usize) -> Result<Run, ParseError> {
 }
 
 /// (qid, [(docno, score bits, line)]) per topic, and the run id.
-fn flatten(run: &Run) -> (Vec<(String, Vec<(Vec<u8>, u64, u64)>)>, String) {
+type Flat = (Vec<(String, Vec<(Vec<u8>, u64, u64)>)>, String);
+
+fn flatten(run: &Run) -> Flat {
     let topics = run
         .topics()
         .iter()
