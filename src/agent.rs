@@ -64,9 +64,15 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             }
             // A picked file, read here slice by slice (no byte crosses the UI thread).
             #[cfg(target_arch = "wasm32")]
-            Request::LoadBlob { id, name, url } => {
+            Request::LoadBlob {
+                id,
+                name,
+                url,
+                helper,
+            } => {
                 use crate::engine::blob_load;
-                if !blob_load::load(&mut scope, &mut workspace, &mut pending, id, name, url).await {
+                let (ws, p) = (&mut workspace, &mut pending);
+                if !blob_load::load(&mut scope, ws, p, id, name, url, helper).await {
                     return;
                 }
                 vec![]
