@@ -64,15 +64,9 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             }
             // A picked file, read here slice by slice (no byte crosses the UI thread).
             #[cfg(target_arch = "wasm32")]
-            Request::LoadBlob {
-                id,
-                name,
-                url,
-                helper,
-            } => {
+            Request::LoadBlob { id, name, url } => {
                 use crate::engine::blob_load;
-                let (ws, p) = (&mut workspace, &mut pending);
-                if !blob_load::load(&mut scope, ws, p, id, name, url, helper).await {
+                if !blob_load::load(&mut scope, &mut workspace, &mut pending, id, name, url).await {
                     return;
                 }
                 vec![]

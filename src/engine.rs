@@ -38,8 +38,6 @@ mod litm_remote_p_tests;
 mod litm_remote_server_tests;
 #[cfg(test)]
 mod litm_remote_tests;
-#[cfg(target_arch = "wasm32")]
-pub mod tail_parser;
 pub mod warm_up;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
@@ -225,34 +223,6 @@ impl Workspace {
                 self.loading.remove(&id);
                 Response::LoadFailed { id, name, error }
             }
-        })
-    }
-
-    /// Whether file `id` is being read as a run (whose tail another worker may then parse).
-    #[cfg(target_arch = "wasm32")]
-    fn loading_run(&self, id: FileId) -> bool {
-        self.loading
-            .get(&id)
-            .is_some_and(|l| matches!(l.loader, Loader::Run(_)))
-    }
-
-    /// Appends the tail of run `id`, `bytes` long in the file, parsed apart
-    /// (src/engine/tail_parser.rs). Unreadable part bytes leave the file as it was: the caller
-    /// then reads the tail itself.
-    #[cfg(target_arch = "wasm32")]
-    fn absorb_run_part(&mut self, id: FileId, part: &[u8], bytes: u64) -> Result<Response, String> {
-        let loading = self
-            .loading
-            .get_mut(&id)
-            .ok_or_else(|| "the file is no longer loading".to_string())?;
-        let Loader::Run(parser) = &mut loading.loader else {
-            return Err("the file is not read as a run".into());
-        };
-        parser.absorb_part(part).map_err(|e| e.to_string())?;
-        loading.bytes += bytes;
-        Ok(Response::Progress {
-            id,
-            bytes: loading.bytes,
         })
     }
 

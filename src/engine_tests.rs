@@ -173,7 +173,6 @@ fn a_file_by_url_outside_the_workers_main_loop_fails_and_keeps_the_rest() {
         id: 2,
         name: "late.run".into(),
         url: "blob:x".into(),
-        helper: None,
     });
     let [Response::LoadFailed { id: 2, error, .. }] = &out[..] else {
         panic!("{out:?}")

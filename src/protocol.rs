@@ -44,9 +44,6 @@ pub enum Request {
         id: FileId,
         name: String,
         url: String,
-        /// The parse helper's script (an absolute URL; src/engine/tail_parser.rs), which the
-        /// worker starts to parse the tail of a large run on another core; `None`: parse alone.
-        helper: Option<String>,
     },
     /// Stop loading a file and drop what was parsed of it.
     Cancel { id: FileId },

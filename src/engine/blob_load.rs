@@ -26,7 +26,7 @@
 //! `Cancel`/`Remove` of this file (or `Clear`) stop the load; any other request waits in
 //! `pending` until the load ends.
 
-use super::{tail_parser, Workspace};
+use super::Workspace;
 use crate::protocol::{FileId, Request, Response, Timings, SLICE_BYTES};
 use futures::{FutureExt, SinkExt, StreamExt};
 use std::collections::VecDeque;
@@ -68,7 +68,7 @@ pub fn wasm_memory_bytes() -> u64 {
 /// Grows the wasm heap once to about `bytes` (one `memory.grow` instead of one per doubling of
 /// the parsers' vectors): the allocator keeps the freed block and serves the parser from it.
 /// Pages grown but never written cost no physical memory. (Same trick as crates/js.)
-pub(crate) fn reserve_heap(bytes: usize) {
+fn reserve_heap(bytes: usize) {
     // try_reserve: a file too large for the room left is no abort (the parse then reports it)
     let mut heap = Vec::<u8>::new();
     let _ = heap.try_reserve_exact(bytes);
@@ -195,85 +195,7 @@ async fn look_at_requests(scope: &mut Scope, id: FileId, pending: &mut VecDeque<
     seen
 }
 
-/// A file's bytes from its stream, gathered into batches of about [`BATCH_BYTES`]: small
-/// enough to stay in the CPU's cache between the copy and the parse, large enough that calls
-/// into the parser are few. The buffer is zeroed once (not per batch) and grown only for a
-/// chunk larger than what is left.
-pub(crate) struct Batches {
-    stream: ByteStream,
-    buffer: Vec<u8>,
-    filled: usize,
-    done: bool,
-    /// Time spent waiting for the stream, and copying its chunks into wasm memory.
-    pub read_ms: f64,
-    pub copy_ms: f64,
-}
-
-impl Batches {
-    pub(crate) fn open(blob: &web_sys::Blob) -> Result<Batches, String> {
-        Ok(Batches {
-            stream: ByteStream::open(blob)?,
-            buffer: vec![0; 3 * BATCH_BYTES],
-            filled: 0,
-            done: false,
-            read_ms: 0.0,
-            copy_ms: 0.0,
-        })
-    }
-
-    /// The next batch; the last one (possibly empty) ends the stream, and `None` follows it.
-    pub(crate) async fn next(&mut self) -> Result<Option<&[u8]>, String> {
-        if self.done {
-            return Ok(None);
-        }
-        self.filled = 0;
-        loop {
-            let t0 = wall_ms();
-            let chunk = self.stream.next().await;
-            let t1 = wall_ms();
-            self.read_ms += t1 - t0;
-            let Some(view) = chunk? else {
-                self.done = true;
-                return Ok(Some(&self.buffer[..self.filled]));
-            };
-            let end = self.filled + view.length() as usize;
-            if end > self.buffer.len() {
-                self.buffer.resize(end, 0);
-            }
-            view.copy_to(&mut self.buffer[self.filled..end]);
-            self.filled = end;
-            self.copy_ms += wall_ms() - t1;
-            if self.filled >= BATCH_BYTES {
-                return Ok(Some(&self.buffer[..self.filled]));
-            }
-        }
-    }
-
-    /// Whether the last batch was handed out.
-    pub(crate) fn ended(&self) -> bool {
-        self.done
-    }
-
-    /// Stops the browser reading the rest (a load that ends early).
-    pub(crate) fn cancel(&self) {
-        self.stream.cancel();
-    }
-}
-
-/// Files at least this large are split when they turn out to be runs: the tail goes to a
-/// second worker (src/engine/tail_parser.rs). Smaller ones parse in a few tens of
-/// milliseconds, less than a message round trip and a merge are worth.
-const SPLIT_MIN_BYTES: u64 = 8 << 20;
-
 /// Reads the file behind `url` into the workspace. False when the page went away.
-///
-/// A run of [`SPLIT_MIN_BYTES`] or more is read in two parts when the parse helper is ready
-/// (`helper` names its script): the head here, the tail from the first line start after the
-/// middle by the helper, at the same time; its results come back as bytes and are appended
-/// (`RunParser::absorb_part`), which gives the serial parse's run. Whatever goes wrong with the
-/// helper (not started yet, failed, a parse error in the tail), the tail is read here
-/// afterwards, so results and error messages are always the serial parse's.
-#[allow(clippy::too_many_arguments)]
 pub async fn load(
     scope: &mut Scope,
     ws: &mut Workspace,
@@ -281,7 +203,6 @@ pub async fn load(
     id: FileId,
     name: String,
     url: String,
-    helper: Option<String>,
 ) -> bool {
     let start_ms = wall_ms();
     let failed = |error: String| Response::LoadFailed {
@@ -303,16 +224,16 @@ pub async fn load(
             };
         }
     };
+    let mut chunks = match ByteStream::open(&blob) {
+        Ok(r) => r,
+        Err(e) => {
+            return scope
+                .send(failed(format!("{name}: could not be read: {e}")))
+                .await
+                .is_ok()
+        }
+    };
     let size = blob.size() as u64;
-    let mut tail_worker = tail_parser::TailWorker::take(helper.as_deref());
-    let cut = match &tail_worker {
-        Some(_) if size >= SPLIT_MIN_BYTES => tail_parser::line_start_after(&blob, size / 2).await,
-        _ => None,
-    };
-    let (mut segment, mut tail) = match cut.map(|c| split(&blob, c, size)) {
-        Some(Ok((head, tail))) => (Some(head), Some(tail)),
-        _ => (Some(blob.clone()), None),
-    };
     let opened_ms = wall_ms();
     // About what a parsed run or qrels needs (natively its peak is 1.2–1.9× the file).
     if size > SLICE_BYTES {
@@ -325,157 +246,104 @@ pub async fn load(
         size,
     });
     let (mut read_ms, mut copy_ms, mut parse_ms) = (0.0, 0.0, 0.0);
-    let (mut helper_ms, mut absorb_ms) = (0.0, 0.0);
-    let mut helper_phases = Vec::new();
-    let mut job: Option<u32> = None;
+    // Chunks gathered here up to BATCH_BYTES, then parsed: small enough to stay in the CPU's
+    // cache between the copy and the parse, large enough that calls into the parser are few.
+    // Zeroed once (not per batch); grown only for a chunk larger than what is left.
+    let mut buffer: Vec<u8> = vec![0; 3 * BATCH_BYTES];
+    let mut filled = 0;
     let mut offset = 0u64;
     let mut last_yield = wall_ms();
     let mut last_progress = f64::NEG_INFINITY;
-    while let Some(part) = segment.take() {
-        let mut batches = match Batches::open(&part) {
-            Ok(b) => b,
+    loop {
+        let t0 = wall_ms();
+        let chunk = chunks.next().await;
+        let t1 = wall_ms();
+        read_ms += t1 - t0;
+        let chunk = match chunk {
+            Ok(c) => c,
             Err(e) => {
                 ws.handle(Request::Cancel { id });
-                let error = format!("{name}: could not be read: {e}");
+                let error = format!("{name}: could not be read (after {offset} bytes): {e}");
                 return scope.send(failed(error)).await.is_ok();
             }
         };
-        loop {
-            let batch = match batches.next().await {
-                Ok(Some(batch)) => batch,
-                Ok(None) => break,
-                Err(e) => {
-                    ws.handle(Request::Cancel { id });
-                    let error = format!("{name}: could not be read (after {offset} bytes): {e}");
-                    return scope.send(failed(error)).await.is_ok();
-                }
-            };
-            let t2 = wall_ms();
-            offset += batch.len() as u64;
-            let answer = ws.feed(id, batch);
-            let t3 = wall_ms();
-            parse_ms += t3 - t2;
-            let done = batches.ended();
-            match answer {
-                // Progress at the pace of the page's frames at most (each is a message to decode).
-                Some(progress @ Response::Progress { .. }) => {
-                    if t3 - last_progress >= PROGRESS_EVERY_MS || done {
-                        last_progress = t3;
-                        if scope.send(progress).await.is_err() {
-                            batches.cancel();
-                            return false;
-                        }
+        let done = chunk.is_none();
+        if let Some(view) = &chunk {
+            let end = filled + view.length() as usize;
+            if end > buffer.len() {
+                buffer.resize(end, 0);
+            }
+            view.copy_to(&mut buffer[filled..end]);
+            filled = end;
+        }
+        let t2 = wall_ms();
+        copy_ms += t2 - t1;
+        if filled < BATCH_BYTES && !done {
+            continue;
+        }
+        offset += filled as u64;
+        let answer = ws.feed(id, &buffer[..filled]);
+        filled = 0;
+        let t3 = wall_ms();
+        parse_ms += t3 - t2;
+        match answer {
+            // Progress at the pace of the page's frames at most (each is a message to decode).
+            Some(progress @ Response::Progress { .. }) => {
+                if t3 - last_progress >= PROGRESS_EVERY_MS || done {
+                    last_progress = t3;
+                    if scope.send(progress).await.is_err() {
+                        chunks.cancel();
+                        return false;
                     }
                 }
-                // A parse error: the file is dropped (and only it).
-                Some(other) => {
-                    batches.cancel();
-                    return scope.send(other).await.is_ok();
-                }
-                // Cancelled meanwhile.
-                None => {
-                    batches.cancel();
+            }
+            // A parse error: the file is dropped (and only it).
+            Some(other) => {
+                chunks.cancel();
+                return scope.send(other).await.is_ok();
+            }
+            // Cancelled meanwhile.
+            None => {
+                chunks.cancel();
+                return true;
+            }
+        }
+        if done {
+            break;
+        }
+        if t3 - last_yield >= YIELD_EVERY_MS {
+            match look_at_requests(scope, id, pending).await {
+                Seen::Nothing => {}
+                Seen::Stop => {
+                    chunks.cancel();
+                    ws.handle(Request::Cancel { id });
                     return true;
                 }
-            }
-            // The tail goes to the helper once the file is known to be a run (the first batch
-            // tells) and the helper is ready; until the head is read, it may still take it.
-            if let (None, Some(t), Some(w)) = (job, &tail, &mut tail_worker) {
-                if w.is_ready() && ws.loading_run(id) {
-                    job = w.start(t, &name);
+                Seen::Gone => {
+                    chunks.cancel();
+                    return false;
                 }
             }
-            if done {
-                break;
-            }
-            if t3 - last_yield >= YIELD_EVERY_MS {
-                match look_at_requests(scope, id, pending).await {
-                    Seen::Nothing => {}
-                    Seen::Stop => {
-                        batches.cancel();
-                        ws.handle(Request::Cancel { id });
-                        return true;
-                    }
-                    Seen::Gone => {
-                        batches.cancel();
-                        return false;
-                    }
-                }
-                last_yield = wall_ms();
-            }
-        }
-        read_ms += batches.read_ms;
-        copy_ms += batches.copy_ms;
-        drop(batches);
-        let Some(tail) = tail.take() else { break };
-        // The head is read: the tail's results from the helper, or the tail read here.
-        segment = Some(tail.clone());
-        if let (Some(j), Some(w)) = (job, tail_worker.as_mut()) {
-            let t0 = wall_ms();
-            let reply = loop {
-                match w.reply_within(j, YIELD_EVERY_MS).await {
-                    Some(reply) => break reply,
-                    None => match look_at_requests(scope, id, pending).await {
-                        Seen::Nothing => {}
-                        Seen::Stop => {
-                            ws.handle(Request::Cancel { id });
-                            tail_parser::TailWorker::used(tail_worker, helper.as_deref());
-                            return true;
-                        }
-                        Seen::Gone => return false,
-                    },
-                }
-            };
-            helper_ms += wall_ms() - t0;
-            let absorbed = reply.and_then(|part| {
-                let t = wall_ms();
-                helper_phases = part.phases;
-                let bytes = part.bytes.to_vec();
-                let response = ws.absorb_run_part(id, &bytes, size - offset);
-                absorb_ms += wall_ms() - t;
-                response
-            });
-            match absorbed {
-                Ok(progress) => {
-                    segment = None;
-                    if scope.send(progress).await.is_err() {
-                        return false;
-                    }
-                }
-                // Read here instead: what the serial parse says (an error in the tail included).
-                Err(e) => gloo::console::warn!(format!(
-                    "{name}: the second worker's part was not used ({e}); reading the rest here"
-                )),
-            }
+            last_yield = wall_ms();
         }
     }
-    if job.is_some() {
-        tail_parser::TailWorker::used(tail_worker, helper.as_deref());
-    } else {
-        tail_parser::TailWorker::put_back(tail_worker);
-    }
+    drop(buffer);
     let t0 = wall_ms();
     let answer = ws.finish(id);
     let finish_ms = wall_ms() - t0;
     let end_ms = wall_ms();
-    let mut phases = vec![
-        ("open (the Blob from the page)".into(), opened_ms - start_ms),
-        ("grow wasm memory".into(), grown_ms - opened_ms),
-        ("read (waiting for the stream)".into(), read_ms),
-        ("copy into wasm".into(), copy_ms),
-        ("parse".into(), parse_ms),
-        ("finish parse".into(), finish_ms),
-    ];
-    if job.is_some() {
-        phases.push(("wait for the tail's worker".into(), helper_ms));
-        phases.push(("append the tail's part".into(), absorb_ms));
-        phases.extend(helper_phases);
-    }
     let timings = Response::Timings(Timings {
         what: format!("load {name}"),
         start_ms,
         end_ms,
-        phases,
+        phases: vec![
+            ("open (the Blob from the page)".into(), opened_ms - start_ms),
+            ("grow wasm memory".into(), grown_ms - opened_ms),
+            ("read (waiting for the stream)".into(), read_ms),
+            ("copy into wasm".into(), copy_ms),
+            ("parse".into(), parse_ms),
+            ("finish parse".into(), finish_ms),
+        ],
         wasm_memory_bytes: wasm_memory_bytes(),
     });
     for r in answer.into_iter().chain([timings]) {
@@ -484,16 +352,4 @@ pub async fn load(
         }
     }
     true
-}
-
-/// The file's bytes before `cut` and from it.
-fn split(
-    blob: &web_sys::Blob,
-    cut: u64,
-    size: u64,
-) -> Result<(web_sys::Blob, web_sys::Blob), JsValue> {
-    Ok((
-        blob.slice_with_f64_and_f64(0.0, cut as f64)?,
-        blob.slice_with_f64_and_f64(cut as f64, size as f64)?,
-    ))
 }

@@ -23,24 +23,8 @@ pub fn once() {
     }
 }
 
-/// The parse helper's warm-up (src/engine/tail_parser.rs): it only parses runs and writes
-/// parts. Returns the size of the last part (for the test).
-pub fn warm_up_run_parts() -> usize {
-    let (run, _) = generated();
-    let mut written = 0;
-    for _ in 0..ROUNDS {
-        let mut rp = RunParser::new("warm-up.run");
-        if let Ok(part) = rp.feed(&run).and_then(|()| rp.finish_part()) {
-            let part = part.to_bytes();
-            let mut back = RunParser::new("warm-up.run");
-            written = back.absorb_part(&part).map_or(0, |()| part.len());
-        }
-    }
-    written
-}
-
-/// The generated run and qrels.
-fn generated() -> (Vec<u8>, Vec<u8>) {
+/// Parses and scores the generated input; returns the number of topics scored (for the test).
+pub fn warm_up() -> usize {
     let mut run = Vec::with_capacity(TOPICS * DOCS * 40);
     let mut qrels = Vec::with_capacity(TOPICS * DOCS / 5 * 20);
     for q in 0..TOPICS {
@@ -54,12 +38,6 @@ fn generated() -> (Vec<u8>, Vec<u8>) {
             }
         }
     }
-    (run, qrels)
-}
-
-/// Parses and scores the generated input; returns the number of topics scored (for the test).
-pub fn warm_up() -> usize {
-    let (run, qrels) = generated();
     let measures: Vec<Measure> = ["nDCG@10", "MAP", "MRR", "P@10", "R@100", "bpref", "Rprec"]
         .iter()
         .filter_map(|m| m.parse().ok())

@@ -581,17 +581,6 @@ fn main_view() -> Html {
     }
 }
 
-/// Where the parse helper's script is (src/engine/tail_parser.rs): beside the page, as gloo
-/// finds `worker.js`. `None` (parse on one worker) where the URL cannot be made.
-fn parse_helper_url() -> Option<String> {
-    let page = web_sys::window()?.location().href().ok()?;
-    Some(
-        web_sys::Url::new_with_base("parse_helper.js", &page)
-            .ok()?
-            .href(),
-    )
-}
-
 /// Lets the worker read a File or Blob itself (src/engine/blob_load.rs), handed over on a
 /// channel (src/blob_channel.rs): nothing is read or copied on the UI thread.
 async fn read_in_worker(
@@ -610,7 +599,6 @@ async fn read_in_worker(
         id,
         name,
         url: offer.name().to_string(),
-        helper: parse_helper_url(),
     });
     // Progress arrives here until the entry is dropped (loaded, failed or removed).
     while rx.next().await.is_some() {}

@@ -103,21 +103,9 @@ impl LineSplitter {
         self.line_no
     }
 
-    /// Whether every byte fed so far ended a line (no partial line waits for the next chunk).
-    pub fn at_line_start(&self) -> bool {
-        self.pending.is_empty()
-    }
-
-    /// A splitter that goes on after `lines` lines read elsewhere (a part parsed apart).
-    pub fn resumed_at(lines: u64) -> Self {
-        LineSplitter {
-            line_no: lines,
-            ..LineSplitter::default()
-        }
-    }
-
     /// Continues after a splitter that read the bytes following this one's (which ended
     /// on a line boundary): its partial last line and its line count carry over.
+    #[cfg(not(target_arch = "wasm32"))]
     pub fn absorb(&mut self, other: LineSplitter, line_offset: u64) {
         debug_assert!(self.pending.is_empty());
         self.pending = other.pending;

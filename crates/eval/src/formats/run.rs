@@ -9,9 +9,6 @@ use super::lines::{
 };
 use super::topic_index::TopicIndex;
 
-mod part;
-pub use part::{PartError, RunPart};
-
 /// One retrieved document: its score and where its docno lives in the run's arena.
 ///
 /// 16 bytes: the docno's offset in the arena and its length share one word (`place`), and
@@ -19,8 +16,7 @@ pub use part::{PartError, RunPart};
 /// (offset, length, line) the entries were 40 % of a `trec-eval` call's peak memory; 16 took
 /// its peak RSS from 1.70 to 1.47 times the run file and its page faults down 15 %. The docno's hash is not kept (it was, as 8 more bytes a
 /// line): it is recomputed where needed, which costs less than the memory traffic of storing it.
-#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
+#[derive(Debug, Clone, Copy)]
 pub struct RankedDoc {
     pub score: f64,
     /// `offset << LEN_BITS | length`; a length of `LONG_DOCNO` or more is `LONG_DOCNO`
@@ -34,8 +30,7 @@ pub struct RankedDoc {
 /// topic by topic has one per topic (one per stretch of lines between comments or blank
 /// lines), so keeping lines this way costs nothing where a line number per result cost 4
 /// bytes each; a run whose topics alternate line by line has one per result (8 bytes).
-#[derive(Debug, Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
-#[repr(C)]
+#[derive(Debug, Clone, Copy)]
 struct Stretch {
     first: u32,
     line: u32,
@@ -325,15 +320,9 @@ impl RunParser {
 
     /// Appends the results of a parser that read the lines right after this one's.
     #[cfg(not(target_arch = "wasm32"))]
-    fn absorb(&mut self, mut other: RunParser, line_offset: u64) {
-        let arena = std::mem::take(&mut other.arena);
-        self.absorb_with_arena(other, &arena, line_offset);
-    }
-
-    /// [`absorb`](Self::absorb) with the other parser's docno arena given apart.
-    fn absorb_with_arena(&mut self, other: RunParser, arena: &[u8], line_offset: u64) {
+    fn absorb(&mut self, other: RunParser, line_offset: u64) {
         let arena_offset = self.arena.len() as u64;
-        self.arena.extend_from_slice(arena);
+        self.arena.extend_from_slice(&other.arena);
         for mut topic in other.topics {
             for d in &mut topic.docs {
                 d.place += arena_offset << LEN_BITS;
