@@ -81,7 +81,7 @@ fn reserve_heap(bytes: usize) {
 /// and touching and collecting those fresh pages costs the worker's thread more than the copy
 /// (measured above). Elsewhere the default reader. Reading straight into wasm memory is
 /// impossible: a BYOB read would detach the wasm memory's buffer.
-struct ByteStream {
+pub struct ByteStream {
     reader: JsValue,
     read: js_sys::Function,
     /// A BYOB reader, whose `buffer` each read transfers and hands back.
@@ -90,7 +90,9 @@ struct ByteStream {
 }
 
 impl ByteStream {
-    fn open(blob: &web_sys::Blob) -> Result<ByteStream, String> {
+    /// Reads `blob`: a `Blob`, or anything with a `stream()` method that gives a
+    /// `ReadableStream` of `Uint8Array`s (the tests give one that is no byte stream).
+    pub fn open(blob: &JsValue) -> Result<ByteStream, String> {
         let method = |target: &JsValue, name: &str| {
             js_sys::Reflect::get(target, &name.into())
                 .ok()
@@ -120,9 +122,14 @@ impl ByteStream {
         })
     }
 
+    /// Whether chunks come through a BYOB reader (else the default reader).
+    pub fn is_byob(&self) -> bool {
+        self.byob
+    }
+
     /// The next chunk, `None` at the end. A chunk of the BYOB reader lives in its buffer: copy
     /// it before the next call.
-    async fn next(&mut self) -> Result<Option<js_sys::Uint8Array>, String> {
+    pub async fn next(&mut self) -> Result<Option<js_sys::Uint8Array>, String> {
         let promise = if self.byob {
             let buffer = self
                 .buffer
@@ -153,7 +160,7 @@ impl ByteStream {
     }
 
     /// Stops the browser reading the rest (a load that ends early).
-    fn cancel(&self) {
+    pub fn cancel(&self) {
         if let Some(cancel) = js_sys::Reflect::get(&self.reader, &"cancel".into())
             .ok()
             .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
@@ -224,7 +231,7 @@ pub async fn load(
             };
         }
     };
-    let mut chunks = match ByteStream::open(&blob) {
+    let mut chunks = match ByteStream::open(blob.as_ref()) {
         Ok(r) => r,
         Err(e) => {
             return scope
@@ -246,6 +253,8 @@ pub async fn load(
         size,
     });
     let (mut read_ms, mut copy_ms, mut parse_ms) = (0.0, 0.0, 0.0);
+    // the wait for the first chunk (the browser opening the file) apart from the rest
+    let mut first_read_ms = None;
     // Chunks gathered here up to BATCH_BYTES, then parsed: small enough to stay in the CPU's
     // cache between the copy and the parse, large enough that calls into the parser are few.
     // Zeroed once (not per batch); grown only for a chunk larger than what is left.
@@ -259,6 +268,7 @@ pub async fn load(
         let chunk = chunks.next().await;
         let t1 = wall_ms();
         read_ms += t1 - t0;
+        first_read_ms.get_or_insert(t1 - t0);
         let chunk = match chunk {
             Ok(c) => c,
             Err(e) => {
@@ -340,6 +350,10 @@ pub async fn load(
             ("open (the Blob from the page)".into(), opened_ms - start_ms),
             ("grow wasm memory".into(), grown_ms - opened_ms),
             ("read (waiting for the stream)".into(), read_ms),
+            (
+                "of which the first chunk".into(),
+                first_read_ms.unwrap_or(0.0),
+            ),
             ("copy into wasm".into(), copy_ms),
             ("parse".into(), parse_ms),
             ("finish parse".into(), finish_ms),
