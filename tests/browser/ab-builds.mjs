@@ -3,6 +3,8 @@
 // phases: `node tests/browser/ab-builds.mjs ROUNDS DIST_A DIST_B ...` (each DIST a copy of a
 // `trunk build --release` dist/; the files of `cargo xtask bench metrics` in BENCH_DIR, default
 // target/bench/metrics). Prints medians. A benchmark for choosing between builds, not a test.
+// Extra Chromium flags for an experiment go in RAGSCOPE_CHROMIUM_ARGS (harness.mjs), e.g.
+// `--js-flags=--no-liftoff` to compare with V8's baseline tier left out.
 import { join, resolve } from 'node:path';
 import { launch, startServer } from './harness.mjs';
 import { watchLoad, timeBreakdown, pageSeconds } from './perf-marks.mjs';

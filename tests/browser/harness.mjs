@@ -41,11 +41,13 @@ export async function startServer(prefix = '/', site = dist) {
 }
 
 /** `extraArgs`: e.g. WEBGPU_ARGS for WebGPU on SwiftShader (no GPU needed). */
+/** Headless Chromium; RAGSCOPE_CHROMIUM_ARGS (space separated) adds flags for experiments. */
 export async function launch(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', ...extraArgs],
+      '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic', ...extraArgs,
+      ...(process.env.RAGSCOPE_CHROMIUM_ARGS ?? '').split(' ').filter(Boolean)],
   });
 }
 
