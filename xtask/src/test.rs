@@ -50,8 +50,13 @@ pub fn test(args: &[String]) -> Result {
         crate::models::ensure(&crate::models::QWEN)?;
     }
 
+    // A test that finds no Vulkan adapter or no cached SmolLM2 fails here instead of skipping:
+    // both are provided first (lavapipe is one of the Debian packages; ragscope_infer::test_support).
+    tools::ensure_apt_packages()?;
     step("native tests");
-    run(cmd::cargo().args(["test", "--workspace"]))?;
+    run(cmd::cargo()
+        .args(["test", "--workspace"])
+        .env("RAGSCOPE_NO_SKIPS", "1"))?;
 
     let server_skipped = crate::real_server::test()?;
     let skipped = server_skipped

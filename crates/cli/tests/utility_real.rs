@@ -30,10 +30,10 @@ fn model_cache() -> PathBuf {
 fn json_mode_with_real_smollm2_matches_llama_cpp() {
     let model = model_cache().join(MODEL_FILE);
     if !model.is_file() {
-        eprintln!(
-            "SKIPPED: {} is not in the model cache (run `cargo xtask models smollm2`)",
+        ragscope_infer::test_support::skip(&format!(
+            "{} is not in the model cache (run `cargo xtask models smollm2`)",
             model.display()
-        );
+        ));
         return;
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

