@@ -53,7 +53,7 @@ async fn a_device_lost_mid_run_is_replaced_and_nothing_is_lost() {
     let label = match ws.gpu_ensure().await {
         Ok(l) => l,
         Err(why) => {
-            web_sys::console::log_1(&format!("SKIPPED: no WebGPU device ({why})").into());
+            ragscope_wasm_tests::skip(&format!("no WebGPU device ({why})"));
             return;
         }
     };

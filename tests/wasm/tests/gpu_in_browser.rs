@@ -5,7 +5,8 @@
 //! Greedy decoding on WebGPU (KV cache on the device, steps batched over the prompts, arg-max on
 //! the GPU) gives llama.cpp's tokens (fixtures/decode.json) on every tiny oracle model, gemma3
 //! included natively; here gemma3 and qwen2-qmix (SwiftShader decodes slowly).
-//! Without WebGPU the tests print `SKIPPED: no WebGPU adapter` and assert nothing.
+//! Without WebGPU the tests print `SKIPPED: no WebGPU adapter` and assert nothing, except under
+//! `cargo xtask test`, where that fails (ragscope_wasm_tests::skip).
 #![cfg(target_arch = "wasm32")]
 
 use ragscope_infer::generate::{greedy_cpu, GreedyOptions, StopReason};
@@ -82,7 +83,7 @@ async fn adapter() -> Option<GpuContext> {
             Some(c)
         }
         Err(GpuError::NoAdapter(e)) => {
-            web_sys::console::log_1(&format!("SKIPPED: no WebGPU adapter ({e})").into());
+            ragscope_wasm_tests::skip(&format!("no WebGPU adapter ({e})"));
             None
         }
         Err(e) => panic!("{e}"),
