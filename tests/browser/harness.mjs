@@ -40,8 +40,8 @@ export async function startServer(prefix = '/', site = dist) {
   return { server, served, origin: `http://127.0.0.1:${port}` };
 }
 
-/** `extraArgs`: e.g. WEBGPU_ARGS for WebGPU on SwiftShader (no GPU needed). */
-/** Headless Chromium; RAGSCOPE_CHROMIUM_ARGS (space separated) adds flags for experiments. */
+/** Headless Chromium. `extraArgs`: e.g. WEBGPU_ARGS for WebGPU on SwiftShader (no GPU needed);
+ * RAGSCOPE_CHROMIUM_ARGS (space separated) adds flags for experiments. */
 export async function launch(extraArgs = []) {
   return chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',

@@ -251,38 +251,30 @@ fn gemini_gives_top_logprobs_and_refuses_echo() {
     let body: Value = serde_json::from_str(&reqs[0].body).unwrap();
     assert_eq!(body["generationConfig"]["responseLogprobs"], true);
     assert_eq!(body["generationConfig"]["logprobs"], 20);
+    // The refusals (exit 2, usage): the run files, `flag file`, writing e.tsv.
+    let refused = |provider: &str, flag: Option<(&str, PathBuf)>| {
+        let mut args = run_files(&dir);
+        if let Some((flag, file)) = flag {
+            args.extend([flag.to_string(), p(&file)]);
+        }
+        args.extend(["-o".into(), p(&dir.join("e.tsv"))]);
+        let out = judge_utility_on(provider, &server, &dir, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        stderr
+    };
     // Echo needs /completions: refused for Gemini before anything is sent; Anthropic gives no
     // log-probabilities at all.
-    let mut echo = run_files(&dir);
-    echo.extend([
-        "--template".into(),
-        p(&dir.join("chat.jinja")),
-        "-o".into(),
-        p(&dir.join("e.tsv")),
-    ]);
-    let out = judge_utility_on("gemini", &server, &dir, &echo);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = refused("gemini", Some(("--template", dir.join("chat.jinja"))));
     assert!(
         stderr.contains("Gemini does not serve") && stderr.contains("/completions"),
         "{stderr}"
     );
-    let out = judge_utility_on("anthropic", &server, &dir, &extra);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = refused("anthropic", None);
     assert!(stderr.contains("no log-probabilities"), "{stderr}");
     // A GGUF's chat template fits that model only, which OpenAI's API does not serve (refused
     // before the file is even opened: this one does not exist).
-    let mut gguf = run_files(&dir);
-    gguf.extend([
-        "--gguf".into(),
-        p(&dir.join("absent.gguf")),
-        "-o".into(),
-        p(&dir.join("e.tsv")),
-    ]);
-    let out = judge_utility_on("openai", &server, &dir, &gguf);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = refused("openai", Some(("--gguf", dir.join("absent.gguf"))));
     assert!(
         stderr.contains("--provider openai: --gguf") && stderr.contains("openai-compatible"),
         "{stderr}"
