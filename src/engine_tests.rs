@@ -380,3 +380,133 @@ fn ties_at_the_shown_precision_are_all_best() {
     assert_eq!(shown[0], shown[1], "the fixture's P@10 tie");
     assert!(export::is_best(&report, 0, p10) && export::is_best(&report, 1, p10));
 }
+
+/// The runs' rows of a report, every number as written by `{:?}` (exact, NaN included).
+fn rows(report: &Report) -> String {
+    format!("{:?}", report.runs)
+}
+
+#[test]
+fn a_run_loaded_after_an_evaluation_is_scored_while_parsed_with_the_same_numbers() {
+    let (qrels, run) = (data("qrels.test"), data("results.test"));
+    // the usual way: both files, then the evaluation
+    let mut plain = Workspace::default();
+    load(&mut plain, 0, "qrels.test", &qrels, 70_001);
+    load(&mut plain, 1, "results.test", &run, 70_001);
+    assert_eq!(plain.early_scored(1), None);
+    let expected = evaluate(&mut plain, SigTest::PairedT);
+
+    // as the page does: the qrels, its evaluation, then the run
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &qrels, 70_001);
+    evaluate(&mut ws, SigTest::PairedT);
+    let r = load(&mut ws, 1, "results.test", &run, 7_001);
+    assert!(matches!(r, Response::Loaded { .. }), "{r:?}");
+    let topics = expected.topics.len();
+    assert_eq!(
+        ws.early_scored(1),
+        Some(topics),
+        "scored before the evaluation"
+    );
+    let got = evaluate(&mut ws, SigTest::PairedT);
+    assert_eq!(rows(&got), rows(&expected));
+}
+
+#[test]
+fn a_large_run_is_scored_while_its_slices_arrive() {
+    // 300 topics x 100 results (about 1 MB); 2 of 3 topics judged
+    let mut qrels = String::new();
+    let mut run = String::new();
+    for t in 0..300 {
+        for d in 0..100 {
+            if t % 3 != 0 && d % 4 == 0 {
+                qrels.push_str(&format!("{t} 0 doc{} {}\n", d * 3 % 100, d % 3));
+            }
+            run.push_str(&format!("{t} Q0 doc{d} {d} {} r\n", (100 - d) / 2));
+        }
+    }
+    let mut plain = Workspace::default();
+    load(&mut plain, 0, "q", qrels.as_bytes(), 65_536);
+    load(&mut plain, 1, "r", run.as_bytes(), 65_536);
+    let expected = evaluate(&mut plain, SigTest::PairedT);
+    assert_eq!(expected.topics.len(), 200);
+
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "q", qrels.as_bytes(), 65_536);
+    evaluate(&mut ws, SigTest::PairedT);
+    ws.handle(Request::LoadStart {
+        id: 1,
+        name: "r".into(),
+        size: run.len() as u64,
+    });
+    let half = run.len() / 2;
+    let mut feed = |part: &[u8]| {
+        ws.handle(Request::LoadChunk {
+            id: 1,
+            bytes: part.to_vec(),
+        });
+        ws.early_scored_so_far(1).expect("scoring while loading")
+    };
+    // the judged topics the first half passed were scored before the rest came
+    let early = feed(&run.as_bytes()[..half]);
+    assert!((95..=105).contains(&early), "{early} topics scored early");
+    // all but the last
+    assert_eq!(feed(&run.as_bytes()[half..]), 199);
+    ws.handle(Request::LoadEnd { id: 1 });
+    assert_eq!(ws.early_scored(1), Some(200));
+    assert_eq!(rows(&evaluate(&mut ws, SigTest::PairedT)), rows(&expected));
+}
+
+#[test]
+fn scores_from_the_parse_are_not_used_with_other_qrels_or_measures() {
+    let (qrels, run) = (data("qrels.test"), data("results.test"));
+    // every other judgment line: other scores
+    let fewer: Vec<u8> = String::from_utf8(qrels.clone())
+        .unwrap()
+        .lines()
+        .step_by(2)
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    let mut plain = Workspace::default();
+    load(&mut plain, 2, "fewer.qrels", &fewer, 70_001);
+    load(&mut plain, 1, "results.test", &run, 70_001);
+    let expected = evaluate(&mut plain, SigTest::PairedT);
+
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &qrels, 70_001);
+    evaluate(&mut ws, SigTest::PairedT);
+    load(&mut ws, 1, "results.test", &run, 7_001);
+    assert!(ws.early_scored(1).is_some());
+    // another qrels file replaces the first before the evaluation
+    load(&mut ws, 2, "fewer.qrels", &fewer, 70_001);
+    let got = evaluate(&mut ws, SigTest::PairedT);
+    assert_ne!(
+        rows(&got),
+        rows(&evaluate(&mut Workspace::default(), SigTest::PairedT))
+    );
+    assert_eq!(rows(&got), rows(&expected));
+
+    // other measures: scored afresh (and the stale scores dropped)
+    let out = ws.handle(Request::Evaluate(EvalRequest {
+        measures: vec!["P@5".into()],
+        baseline: None,
+        test: SigTest::PairedT,
+        generation: 8,
+    }));
+    let Some(Response::Report(got)) = out.last() else {
+        panic!("no report: {out:?}");
+    };
+    let Some(Response::Report(want)) = plain
+        .handle(Request::Evaluate(EvalRequest {
+            measures: vec!["P@5".into()],
+            baseline: None,
+            test: SigTest::PairedT,
+            generation: 8,
+        }))
+        .pop()
+    else {
+        panic!("no report");
+    };
+    assert_eq!(rows(got), rows(&want));
+    assert_eq!(ws.early_scored(1), None);
+}

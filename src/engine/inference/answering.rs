@@ -336,6 +336,7 @@ impl Workspace {
             job.result,
             &name,
             Loader::Text(FileKind::ContextSets, job.jsonl.into_bytes()),
+            None,
         ) {
             Ok((kind, summary)) => Response::Loaded {
                 id: job.result,
