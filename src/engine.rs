@@ -17,7 +17,7 @@ use ragscope_eval::rag::utilities_tsv::{self, Utilities};
 use ragscope_eval::rag::{classic, Convention, UdcgParams};
 use ragscope_eval::stats::paired::{paired_t, randomization};
 use ragscope_eval::stats::{holm, Alternative};
-use ragscope_eval::{EvalOptions, Measure, Results, ScoresWhileParsing};
+use ragscope_eval::{EvalOptions, Measure, Results};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -63,19 +63,6 @@ struct Loading {
     /// The file's size as the page gave it (sizes the parser's docno arena).
     size: u64,
     loader: Loader,
-    /// A run's topics scored as the parse passes them, for the evaluation its end will start.
-    early: Option<(ScoreKey, ScoresWhileParsing)>,
-}
-
-/// What a run's scores depend on besides the run: the qrels, the measures and the options
-/// that `eval_options` fills in from other files.
-#[derive(Clone, PartialEq, Debug)]
-struct ScoreKey {
-    qrels: FileId,
-    measures: Vec<String>,
-    utilities: Option<FileId>,
-    utility_model: String,
-    erag: Option<FileId>,
 }
 
 #[derive(Default)]
@@ -95,11 +82,6 @@ pub struct Workspace {
     /// Topics and passages, the inputs of LLM judges.
     judge_files: judges::JudgeFiles,
     loading: HashMap<FileId, Loading>,
-    /// The measures of the last evaluation started: a run loaded next is scored with them
-    /// while it is parsed (the page evaluates again as soon as a file has loaded).
-    last_measures: Vec<Measure>,
-    /// Runs scored while they were parsed, until an evaluation with the same key uses them.
-    early_scores: HashMap<FileId, (ScoreKey, Results)>,
     /// The text of each loaded UDCG JSON file (questions and passages to compute utilities for).
     udcg_sources: HashMap<FileId, (String, String)>,
     /// The model opened for "compute locally", and the utilities being computed with it.
@@ -123,7 +105,6 @@ impl Workspace {
                         bytes: 0,
                         size,
                         loader: Loader::Detecting(Vec::new()),
-                        early: None,
                     },
                 );
                 vec![]
@@ -182,7 +163,6 @@ impl Workspace {
 
     fn remove(&mut self, id: FileId) {
         self.loading.remove(&id);
-        self.early_scores.remove(&id);
         self.answering.forget(id);
         if self.qrels.as_ref().is_some_and(|(q, _, _)| *q == id) {
             self.qrels = self.tournament.previous_qrels.take();
@@ -206,8 +186,6 @@ impl Workspace {
 
     /// Parses the next slice of a file; an error drops the file (and only it).
     fn feed(&mut self, id: FileId, chunk: &[u8]) -> Option<Response> {
-        let detecting = matches!(self.loading.get(&id)?.loader, Loader::Detecting(_));
-        let plan = detecting.then(|| self.early_scoring()).flatten();
         let loading = self.loading.get_mut(&id)?;
         loading.bytes += chunk.len() as u64;
         let result = match &mut loading.loader {
@@ -215,12 +193,7 @@ impl Workspace {
                 head.extend_from_slice(chunk);
                 if head.len() >= DETECT_BYTES {
                     let head = std::mem::take(head);
-                    start_loader(&loading.name, loading.size, head).map(|l| {
-                        if matches!(l, Loader::Run(_)) {
-                            loading.early = plan;
-                        }
-                        loading.loader = l;
-                    })
+                    start_loader(&loading.name, loading.size, head).map(|l| loading.loader = l)
                 } else {
                     Ok(())
                 }
@@ -240,13 +213,6 @@ impl Workspace {
                 }
             }
         };
-        if let (Ok(()), Loader::Run(parser), Some((key, early)), Some((qrels_id, _, qrels))) =
-            (&result, &loading.loader, &mut loading.early, &self.qrels)
-        {
-            if key.qrels == *qrels_id {
-                early.score_passed(qrels, parser);
-            }
-        }
         Some(match result {
             Ok(()) => Response::Progress {
                 id,
@@ -262,22 +228,16 @@ impl Workspace {
 
     fn finish(&mut self, id: FileId) -> Option<Response> {
         let Loading {
-            name,
-            size,
-            loader,
-            early,
-            ..
+            name, size, loader, ..
         } = self.loading.remove(&id)?;
-        let (loader, early) = match loader {
-            // a file shorter than detection reads: scored at once, for the next evaluation
+        let loader = match loader {
             Loader::Detecting(head) => match start_loader(&name, size, head) {
-                Ok(l @ Loader::Run(_)) => (l, self.early_scoring()),
-                Ok(l) => (l, None),
+                Ok(l) => l,
                 Err(error) => return Some(Response::LoadFailed { id, name, error }),
             },
-            other => (other, early),
+            other => other,
         };
-        Some(match self.keep(id, &name, loader, early) {
+        Some(match self.keep(id, &name, loader) {
             Ok((kind, summary)) => Response::Loaded {
                 id,
                 name,
@@ -293,7 +253,6 @@ impl Workspace {
         id: FileId,
         name: &str,
         loader: Loader,
-        early: Option<(ScoreKey, ScoresWhileParsing)>,
     ) -> Result<(FileKind, String), String> {
         let text = |bytes: &[u8]| {
             std::str::from_utf8(bytes)
@@ -324,12 +283,6 @@ impl Workspace {
                     run.topics().len(),
                     run.num_results()
                 );
-                if let (Some((key, early)), Some((qrels_id, _, qrels))) = (early, &self.qrels) {
-                    if key.qrels == *qrels_id {
-                        self.early_scores
-                            .insert(id, (key, early.finish(qrels, &run)));
-                    }
-                }
                 // Kept in the order files were added (ids), which is the order the UI lists them.
                 let at = self.runs.partition_point(|(r, _, _)| *r < id);
                 self.runs.insert(at, (id, name.to_string(), run));
@@ -420,7 +373,7 @@ impl Workspace {
     }
 
     /// Validates the request and prepares to score the runs one at a time.
-    pub fn start_evaluation(&mut self, req: EvalRequest) -> Result<Evaluation, String> {
+    pub fn start_evaluation(&self, req: EvalRequest) -> Result<Evaluation, String> {
         let measures = req
             .measures
             .iter()
@@ -446,51 +399,12 @@ impl Workspace {
             Some((_, _, q)) => q.topics().len() * self.runs.len(),
             None => 0,
         };
-        self.last_measures = measures.clone();
-        let key = self.score_key(&measures);
-        // what another key scored will not be asked for again
-        self.early_scores
-            .retain(|_, (k, _)| Some(&*k) == key.as_ref());
         Ok(Evaluation {
             req,
             measures,
-            key,
             results: Vec::new(),
             total,
         })
-    }
-
-    /// What scores with `measures` would depend on now; `None` without qrels.
-    fn score_key(&self, measures: &[Measure]) -> Option<ScoreKey> {
-        Some(ScoreKey {
-            qrels: self.qrels.as_ref()?.0,
-            measures: measures.iter().map(Measure::to_string).collect(),
-            utilities: self.utilities.as_ref().map(|(id, _, _)| *id),
-            utility_model: self.utility_model.clone(),
-            erag: self.erag.as_ref().map(|(id, _)| *id),
-        })
-    }
-
-    /// A scorer for a run starting to load, with the last evaluation's measures, if it ran
-    /// with the qrels and options still loaded.
-    fn early_scoring(&self) -> Option<(ScoreKey, ScoresWhileParsing)> {
-        if self.last_measures.is_empty() {
-            return None;
-        }
-        let key = self.score_key(&self.last_measures)?;
-        let scorer = ScoresWhileParsing::new(&self.last_measures, &self.eval_options());
-        Some((key, scorer))
-    }
-
-    /// Topics of run `id`, still loading, scored so far while it is parsed.
-    pub fn early_scored_so_far(&self, id: FileId) -> Option<usize> {
-        let (_, scorer) = self.loading.get(&id)?.early.as_ref()?;
-        Some(scorer.scored_early())
-    }
-
-    /// Topics of run `id` scored before an evaluation asked, and kept for it.
-    pub fn early_scored(&self, id: FileId) -> Option<usize> {
-        self.early_scores.get(&id).map(|(_, r)| r.topics.len())
     }
 
     /// Options carrying the loaded utilities, which UDCG measures read.
@@ -548,8 +462,6 @@ impl Workspace {
 pub struct Evaluation {
     req: EvalRequest,
     measures: Vec<Measure>,
-    /// What the scores depend on, to take a run's from `Workspace::early_scores`.
-    key: Option<ScoreKey>,
     results: Vec<Results>,
     total: usize,
 }
@@ -558,15 +470,13 @@ impl Evaluation {
     /// Scores the next run; `Some((queries done, total))`, or `None` when every run is scored.
     pub fn step(&mut self, ws: &Workspace) -> Option<(usize, usize)> {
         let (_, _, qrels) = ws.qrels.as_ref()?;
-        let (id, _, run) = ws.runs.get(self.results.len())?;
-        let early = ws
-            .early_scores
-            .get(id)
-            .filter(|(key, _)| Some(key) == self.key.as_ref());
-        self.results.push(match early {
-            Some((_, results)) => results.clone(),
-            None => ragscope_eval::evaluate_with(qrels, run, &self.measures, &ws.eval_options()),
-        });
+        let (_, _, run) = ws.runs.get(self.results.len())?;
+        self.results.push(ragscope_eval::evaluate_with(
+            qrels,
+            run,
+            &self.measures,
+            &ws.eval_options(),
+        ));
         Some((qrels.topics().len() * self.results.len(), self.total))
     }
 

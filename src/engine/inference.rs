@@ -335,7 +335,7 @@ impl Workspace {
             let question = topics.get(qid).ok_or_else(|| {
                 format!("{topics_name}: query {qid} of the run {run_name} has no topic")
             })?;
-            ragscope_eval::measures::topic::rank(run.docnos(), topic, k, &mut scratch);
+            ragscope_eval::measures::topic::rank(run, topic, k, &mut scratch);
             for &(_, i) in &scratch {
                 let docno_bytes = run.docno(&topic.docs()[i as usize]);
                 let docno = String::from_utf8_lossy(docno_bytes).into_owned();
@@ -428,7 +428,6 @@ impl Workspace {
             job.result,
             &name,
             Loader::Text(FileKind::Utilities, tsv.into_bytes()),
-            None,
         ) {
             Ok((kind, summary)) => Response::Loaded {
                 id: job.result,

@@ -4,14 +4,11 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::formats::{Docnos, Qrels, QrelsTopic, Run};
+use crate::formats::{Qrels, QrelsTopic, Run};
 use crate::measures::topic::{ranked_rels, TopicEval};
 use crate::measures::{Measure, RankingOptions};
 use crate::rag::erag_outcomes::EragOutcomes;
 use crate::rag::utilities_tsv::Utilities;
-
-mod while_parsing;
-pub use while_parsing::ScoresWhileParsing;
 
 /// Measures the app shows when the user has not picked any.
 pub const DEFAULT_MEASURES: &[&str] = &["MAP", "MRR", "nDCG@10", "P@10", "R@100", "bpref", "Rprec"];
@@ -214,14 +211,19 @@ fn score_topics(
     measures: &[Measure],
     opts: &EvalOptions,
 ) -> Scored {
-    let ranking = ranking_of(opts);
+    let ranking = RankingOptions {
+        max_docs: opts.max_docs,
+        ..RankingOptions::default()
+    };
     let mut topics = Vec::new();
     let mut values: Vec<Vec<f64>> = vec![Vec::new(); measures.len()];
     let mut scratch = TopicScratch::default();
     let mut unjudged = vec![0usize; measures.len()];
-    let levels = levels_of(measures);
+    let mut levels: Vec<i32> = measures.iter().map(|m| m.level()).collect();
+    levels.sort_unstable();
+    levels.dedup();
     let context = TopicContext {
-        docnos: run.docnos(),
+        run,
         measures,
         opts,
         ranking: &ranking,
@@ -249,24 +251,9 @@ fn score_topics(
     }
 }
 
-fn ranking_of(opts: &EvalOptions) -> RankingOptions {
-    RankingOptions {
-        max_docs: opts.max_docs,
-        ..RankingOptions::default()
-    }
-}
-
-/// The relevance levels `measures` read, each once.
-fn levels_of(measures: &[Measure]) -> Vec<i32> {
-    let mut levels: Vec<i32> = measures.iter().map(|m| m.level()).collect();
-    levels.sort_unstable();
-    levels.dedup();
-    levels
-}
-
 /// What every topic of one `score_topics` call is scored with.
 struct TopicContext<'a> {
-    docnos: Docnos<'a>,
+    run: &'a Run,
     measures: &'a [Measure],
     opts: &'a EvalOptions,
     ranking: &'a RankingOptions,
@@ -297,7 +284,7 @@ fn score_topic(
     unjudged: &mut [usize],
 ) {
     let TopicContext {
-        docnos,
+        run,
         measures,
         opts,
         ranking,
@@ -309,7 +296,7 @@ fn score_topic(
         judgments: judgments_scratch,
     } = buffers;
     match run_topic {
-        Some(rt) => ranked_rels(docnos, rt, qt, ranking, scratch, rels),
+        Some(rt) => ranked_rels(run, rt, qt, ranking, scratch, rels),
         None => {
             rels.clear();
             scratch.clear();
@@ -331,7 +318,7 @@ fn score_topic(
         .collect();
     // `ranked_rels` leaves the ranking (after -M) in `scratch` as doc indices.
     let docs = run_topic.map_or(&[][..], |rt| rt.docs());
-    let ranked_docnos = || scratch.iter().map(|&(_, d)| docnos.get(&docs[d as usize]));
+    let ranked_docnos = || scratch.iter().map(|&(_, d)| run.docno(&docs[d as usize]));
     for (i, (m, out)) in measures.iter().zip(values.iter_mut()).enumerate() {
         if let Some(metric) = m.erag_metric() {
             let Some(erag) = &opts.erag else {

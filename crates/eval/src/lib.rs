@@ -12,8 +12,7 @@ pub mod stats;
 pub mod trec_eval;
 
 pub use evaluate::{
-    evaluate, evaluate_with, try_evaluate, EvalError, EvalOptions, Results, ScoresWhileParsing,
-    DEFAULT_MEASURES,
+    evaluate, evaluate_with, try_evaluate, EvalError, EvalOptions, Results, DEFAULT_MEASURES,
 };
 pub use formats::{parse_qrels, parse_run, ParseError, Qrels, QrelsParser, Run, RunParser};
 pub use measures::{registry, Measure};

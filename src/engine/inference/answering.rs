@@ -336,7 +336,6 @@ impl Workspace {
             job.result,
             &name,
             Loader::Text(FileKind::ContextSets, job.jsonl.into_bytes()),
-            None,
         ) {
             Ok((kind, summary)) => Response::Loaded {
                 id: job.result,

@@ -373,7 +373,7 @@ pub(super) fn read_run_top_k(path: &Path, k: usize) -> Result<Vec<(String, Vec<S
         .topics()
         .iter()
         .map(|topic| {
-            rank(run.docnos(), topic, k, &mut scratch);
+            rank(&run, topic, k, &mut scratch);
             let docnos = scratch
                 .iter()
                 .map(|&(_, i)| {

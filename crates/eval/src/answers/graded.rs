@@ -116,7 +116,7 @@ pub fn score_run(run: &Run, qrels: &Qrels, k: usize, compat: GradedCompat) -> Gr
         let Some(judged) = qrels.topic(topic.qid()) else {
             continue;
         };
-        rank(run.docnos(), topic, usize::MAX, &mut scratch);
+        rank(run, topic, usize::MAX, &mut scratch);
         let grades: Vec<Option<i32>> = scratch
             .iter()
             .map(|&(_, i)| {

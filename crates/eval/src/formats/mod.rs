@@ -23,7 +23,7 @@ pub use input::{Input, SharedBytes};
 pub use lines::{quote_bytes, quote_bytes_max, QUOTE_CHARS};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
-pub use run::{parse_run, Docnos, RankedDoc, Run, RunParser, RunTopic};
+pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};
 
 /// Why reading a file through a streaming parser failed: the reader, or the content.
 #[derive(Debug)]

@@ -108,38 +108,19 @@ impl Run {
 
     #[inline]
     pub fn docno(&self, doc: &RankedDoc) -> &[u8] {
-        self.docnos().get(doc)
-    }
-
-    /// Where this run's [`RankedDoc`]s find their docnos.
-    #[inline]
-    pub fn docnos(&self) -> Docnos<'_> {
-        Docnos(&self.arena)
+        let at = (doc.place >> LEN_BITS) as usize;
+        let short = doc.place & LONG_DOCNO;
+        if short != LONG_DOCNO {
+            return &self.arena[at..at + short as usize];
+        }
+        let mut len = [0u8; 8];
+        len.copy_from_slice(&self.arena[at..at + 8]);
+        let len = u64::from_le_bytes(len) as usize;
+        &self.arena[at + 8..at + 8 + len]
     }
 
     pub fn num_results(&self) -> usize {
         self.topics.iter().map(|t| t.docs.len()).sum()
-    }
-}
-
-/// The docnos of a run, or of a run still being parsed ([`RunParser::docnos`]): what a
-/// [`RankedDoc`] of it points into.
-#[derive(Debug, Clone, Copy)]
-pub struct Docnos<'a>(&'a [u8]);
-
-impl<'a> Docnos<'a> {
-    #[inline]
-    pub fn get(self, doc: &RankedDoc) -> &'a [u8] {
-        let arena = self.0;
-        let at = (doc.place >> LEN_BITS) as usize;
-        let short = doc.place & LONG_DOCNO;
-        if short != LONG_DOCNO {
-            return &arena[at..at + short as usize];
-        }
-        let mut len = [0u8; 8];
-        len.copy_from_slice(&arena[at..at + 8]);
-        let len = u64::from_le_bytes(len) as usize;
-        &arena[at + 8..at + 8 + len]
     }
 }
 
@@ -189,25 +170,6 @@ impl RunParser {
     pub fn expect_bytes(&mut self, bytes: usize) {
         // a size too large to reserve (wasm32's 4 GiB) is no error: the arena then grows
         let _ = self.arena.try_reserve(bytes / 3);
-    }
-
-    /// The topics read so far, in the order their first results came (`finish` sorts them).
-    /// A topic's results only ever grow, at the end, and where they point never moves: a
-    /// topic whose number of results is the same later holds the same results.
-    pub fn topics_so_far(&self) -> &[RunTopic] {
-        &self.topics
-    }
-
-    /// The docnos of [`topics_so_far`](Self::topics_so_far).
-    pub fn docnos(&self) -> Docnos<'_> {
-        Docnos(&self.arena)
-    }
-
-    /// The index in [`topics_so_far`](Self::topics_so_far) of the topic of the last result
-    /// line, which the next line may continue; `None` when not known (natively, after a chunk
-    /// parsed on two threads).
-    pub fn last_topic(&self) -> Option<usize> {
-        (self.line_topic < self.topics.len()).then_some(self.line_topic)
     }
 
     pub fn feed(&mut self, chunk: &[u8]) -> Result<(), ParseError> {

@@ -1,7 +1,7 @@
 //! Per-topic precomputation shared by every measure: the ranked relevance vector and the
 //! relevance-level counts (trec_eval's form_res_rels.c), computed once per topic.
 
-use crate::formats::{docno_hash, Docnos, QrelsTopic, RankedDoc, RunTopic};
+use crate::formats::{docno_hash, QrelsTopic, RankedDoc, Run, RunTopic};
 
 /// Relevance given to a retrieved document that is not in the qrels at all.
 pub const NOT_POOLED: i32 = -1;
@@ -112,7 +112,7 @@ impl<'a> TopicEval<'a> {
 ///
 /// Sorting runs on (score key, index) pairs: an integer sort, with docnos compared only
 /// inside groups of tied scores.
-pub fn rank(docnos: Docnos, topic: &RunTopic, max_docs: usize, scratch: &mut Vec<(u64, u32)>) {
+pub fn rank(run: &Run, topic: &RunTopic, max_docs: usize, scratch: &mut Vec<(u64, u32)>) {
     let docs = topic.docs();
     scratch.clear();
     scratch.extend(
@@ -135,9 +135,8 @@ pub fn rank(docnos: Docnos, topic: &RunTopic, max_docs: usize, scratch: &mut Vec
                 .count();
         if end - start > 1 {
             scratch[start..end].sort_unstable_by(|a, b| {
-                docnos
-                    .get(&docs[b.1 as usize])
-                    .cmp(docnos.get(&docs[a.1 as usize]))
+                run.docno(&docs[b.1 as usize])
+                    .cmp(run.docno(&docs[a.1 as usize]))
             });
         }
         start = end;
@@ -148,7 +147,7 @@ pub fn rank(docnos: Docnos, topic: &RunTopic, max_docs: usize, scratch: &mut Vec
 /// [`rank`]s a topic's results and looks up each document's relevance. Leaves the ranking
 /// (after `max_docs`) in `scratch` as doc indices (`.1`; `.0` then holds docno hashes).
 pub fn ranked_rels(
-    docnos: Docnos,
+    run: &Run,
     topic: &RunTopic,
     qrels: &QrelsTopic,
     opts: &RankingOptions,
@@ -158,18 +157,18 @@ pub fn ranked_rels(
     let docs = topic.docs();
     // the qrels lines come in while the ranking runs
     qrels.prefetch();
-    rank(docnos, topic, opts.max_docs, scratch);
+    rank(run, topic, opts.max_docs, scratch);
     out.clear();
     out.reserve(scratch.len());
     // The hashes of the ranked docnos first, then the probes: in one loop, each miss-or-hit
     // branch the CPU guessed wrong (15 % of documents are judged, at random) threw away the
     // hashing under way behind it. The score keys are not needed any more.
     for pair in scratch.iter_mut() {
-        pair.0 = docno_hash(docnos.get(&docs[pair.1 as usize]));
+        pair.0 = docno_hash(run.docno(&docs[pair.1 as usize]));
     }
     for &(hash, i) in scratch.iter() {
         let doc: &RankedDoc = &docs[i as usize];
-        let rel = match qrels.rel_hashed(hash, docnos.get(doc)) {
+        let rel = match qrels.rel_hashed(hash, run.docno(doc)) {
             None => NOT_POOLED,
             Some(r) if r < 0 => POOLED_UNJUDGED,
             Some(r) => r,

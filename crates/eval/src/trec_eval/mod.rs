@@ -477,7 +477,7 @@ fn score_topics(ctx: &Context, range: std::ops::Range<usize>) -> Result<Scored, 
         rels.resize_with(groups.len(), Vec::new);
         if let Some(rt) = run_topic {
             for (qt, ranked) in groups.iter().zip(rels.iter_mut()) {
-                ranked_rels(run.docnos(), rt, qt, opts, &mut scratch, ranked);
+                ranked_rels(run, rt, qt, opts, &mut scratch, ranked);
             }
         }
         // trec_eval scores a missing topic as one non-pooled document, then zeroes the
