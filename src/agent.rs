@@ -93,8 +93,10 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                             t = clock.now();
                         }
                         let finish = clock.now();
-                        let report = evaluation.finish(&workspace);
-                        let timings = clock.timings(scoring_ms, clock.now() - finish, &report);
+                        let reused = evaluation.reused();
+                        let report = evaluation.finish(&mut workspace);
+                        let timings =
+                            clock.timings(scoring_ms, clock.now() - finish, &report, reused);
                         vec![Response::Report(Box::new(report)), timings]
                     }
                     Err(error) => vec![Response::EvalFailed { generation, error }],
@@ -164,6 +166,7 @@ impl EvalClock {
         scoring_ms: f64,
         report_ms: f64,
         report: &crate::protocol::Report,
+        reused: usize,
     ) -> Response {
         let end = Self::wall();
         #[cfg(target_arch = "wasm32")]
@@ -171,7 +174,10 @@ impl EvalClock {
         #[cfg(not(target_arch = "wasm32"))]
         let wasm_memory_bytes = 0;
         Response::Timings(crate::protocol::Timings {
-            what: format!("evaluate {} runs", report.runs.len()),
+            what: format!(
+                "evaluate {} runs ({reused} kept from the last evaluation)",
+                report.runs.len()
+            ),
             start_ms: self.start,
             end_ms: end,
             phases: vec![

@@ -49,6 +49,18 @@ pub const UDCG_K: usize = 10;
 /// Sign patterns of the randomization test; seeded, so the table is reproducible.
 const RANDOMIZATION_RESAMPLES: usize = 10_000;
 
+/// What a run's scores depend on besides the run: the qrels, the measures, and the options
+/// `eval_options` fills in from other files. Files are never changed in place (a file loaded
+/// again gets a new id), so equal keys mean equal scores.
+#[derive(Clone, PartialEq, Debug)]
+struct ScoreKey {
+    qrels: FileId,
+    measures: Vec<String>,
+    utilities: Option<FileId>,
+    utility_model: String,
+    erag: Option<FileId>,
+}
+
 enum Loader {
     /// Waiting for enough bytes to tell the format.
     Detecting(Vec<u8>),
@@ -82,6 +94,9 @@ pub struct Workspace {
     /// Topics and passages, the inputs of LLM judges.
     judge_files: judges::JudgeFiles,
     loading: HashMap<FileId, Loading>,
+    /// Each run's scores from the last evaluation, with what they depended on: the page
+    /// evaluates again after every file it loads, and then only runs new since are scored.
+    scores: HashMap<FileId, (ScoreKey, Arc<Results>)>,
     /// The text of each loaded UDCG JSON file (questions and passages to compute utilities for).
     udcg_sources: HashMap<FileId, (String, String)>,
     /// The model opened for "compute locally", and the utilities being computed with it.
@@ -163,6 +178,7 @@ impl Workspace {
 
     fn remove(&mut self, id: FileId) {
         self.loading.remove(&id);
+        self.scores.remove(&id);
         self.answering.forget(id);
         if self.qrels.as_ref().is_some_and(|(q, _, _)| *q == id) {
             self.qrels = self.tournament.previous_qrels.take();
@@ -399,11 +415,25 @@ impl Workspace {
             Some((_, _, q)) => q.topics().len() * self.runs.len(),
             None => 0,
         };
+        let key = self.score_key(&measures);
         Ok(Evaluation {
             req,
             measures,
+            key,
             results: Vec::new(),
+            reused: 0,
             total,
+        })
+    }
+
+    /// What scores with `measures` depend on now; `None` without qrels.
+    fn score_key(&self, measures: &[Measure]) -> Option<ScoreKey> {
+        Some(ScoreKey {
+            qrels: self.qrels.as_ref()?.0,
+            measures: measures.iter().map(Measure::to_string).collect(),
+            utilities: self.utilities.as_ref().map(|(id, _, _)| *id),
+            utility_model: self.utility_model.clone(),
+            erag: self.erag.as_ref().map(|(id, _)| *id),
         })
     }
 
@@ -462,7 +492,11 @@ impl Workspace {
 pub struct Evaluation {
     req: EvalRequest,
     measures: Vec<Measure>,
-    results: Vec<Results>,
+    /// What the scores depend on: a run's kept scores with this key are taken as they are.
+    key: Option<ScoreKey>,
+    results: Vec<Arc<Results>>,
+    /// Runs whose scores were taken from the last evaluation.
+    reused: usize,
     total: usize,
 }
 
@@ -470,18 +504,41 @@ impl Evaluation {
     /// Scores the next run; `Some((queries done, total))`, or `None` when every run is scored.
     pub fn step(&mut self, ws: &Workspace) -> Option<(usize, usize)> {
         let (_, _, qrels) = ws.qrels.as_ref()?;
-        let (_, _, run) = ws.runs.get(self.results.len())?;
-        self.results.push(ragscope_eval::evaluate_with(
-            qrels,
-            run,
-            &self.measures,
-            &ws.eval_options(),
-        ));
+        let (id, _, run) = ws.runs.get(self.results.len())?;
+        let kept = ws
+            .scores
+            .get(id)
+            .filter(|(key, _)| Some(key) == self.key.as_ref());
+        self.results.push(match kept {
+            Some((_, results)) => {
+                self.reused += 1;
+                results.clone()
+            }
+            None => Arc::new(ragscope_eval::evaluate_with(
+                qrels,
+                run,
+                &self.measures,
+                &ws.eval_options(),
+            )),
+        });
         Some((qrels.topics().len() * self.results.len(), self.total))
     }
 
-    pub fn finish(mut self, ws: &Workspace) -> Report {
+    /// Runs whose scores were kept from the last evaluation, not computed again.
+    pub fn reused(&self) -> usize {
+        self.reused
+    }
+
+    /// The report; the runs' scores are kept in `ws` for the next evaluation.
+    pub fn finish(mut self, ws: &mut Workspace) -> Report {
         while self.step(ws).is_some() {}
+        ws.scores = match &self.key {
+            Some(key) => (ws.runs.iter().zip(&self.results))
+                .map(|((id, _, _), r)| (*id, (key.clone(), r.clone())))
+                .collect(),
+            None => HashMap::new(),
+        };
+        let ws = &*ws;
         let mut notes = Vec::new();
         if ws.qrels.is_none() && !ws.runs.is_empty() {
             notes.push("Load a qrels file to score the runs.".to_string());

@@ -380,3 +380,87 @@ fn ties_at_the_shown_precision_are_all_best() {
     assert_eq!(shown[0], shown[1], "the fixture's P@10 tie");
     assert!(export::is_best(&report, 0, p10) && export::is_best(&report, 1, p10));
 }
+
+/// The runs' rows of a report, every number as written by `{:?}` (exact, NaN included).
+fn rows(report: &Report) -> String {
+    format!("{:?}", report.runs)
+}
+
+/// Evaluates as the worker does (step by step); returns the report and the runs whose scores
+/// were kept from the evaluation before.
+fn evaluate_counting(ws: &mut Workspace, measures: &[&str]) -> (Report, usize) {
+    let mut ev = ws
+        .start_evaluation(EvalRequest {
+            measures: measures.iter().map(|s| s.to_string()).collect(),
+            baseline: None,
+            test: SigTest::PairedT,
+            generation: 1,
+        })
+        .unwrap();
+    while ev.step(ws).is_some() {}
+    let reused = ev.reused();
+    (ev.finish(ws), reused)
+}
+
+#[test]
+fn loading_another_run_scores_only_that_one_with_the_same_numbers() {
+    let (qrels, a, b) = (
+        data("qrels.test"),
+        data("results.test"),
+        data("results.trunc"),
+    );
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &qrels, 1 << 22);
+    load(&mut ws, 1, "results.test", &a, 1 << 22);
+    assert_eq!(evaluate_counting(&mut ws, &MEASURES).1, 0);
+    load(&mut ws, 2, "results.trunc", &b, 1 << 22);
+    let (report, reused) = evaluate_counting(&mut ws, &MEASURES);
+    assert_eq!(reused, 1, "the first run's scores were kept");
+    let mut fresh = Workspace::default();
+    load(&mut fresh, 0, "qrels.test", &qrels, 1 << 22);
+    load(&mut fresh, 1, "results.test", &a, 1 << 22);
+    load(&mut fresh, 2, "results.trunc", &b, 1 << 22);
+    let (expected, none) = evaluate_counting(&mut fresh, &MEASURES);
+    assert_eq!(none, 0);
+    assert_eq!(rows(&report), rows(&expected));
+    // nothing changed: both kept, same numbers
+    let (again, reused) = evaluate_counting(&mut ws, &MEASURES);
+    assert_eq!((reused, rows(&again)), (2, rows(&expected)));
+}
+
+#[test]
+fn kept_scores_are_not_used_with_other_qrels_measures_or_a_reloaded_run() {
+    let (qrels, run) = (data("qrels.test"), data("results.test"));
+    // every other judgment: other scores
+    let fewer: Vec<u8> = String::from_utf8(qrels.clone())
+        .unwrap()
+        .lines()
+        .step_by(2)
+        .flat_map(|l| format!("{l}\n").into_bytes())
+        .collect();
+    let mut ws = Workspace::default();
+    load(&mut ws, 0, "qrels.test", &qrels, 1 << 22);
+    load(&mut ws, 1, "results.test", &run, 1 << 22);
+    let (first, _) = evaluate_counting(&mut ws, &MEASURES);
+
+    // another qrels file replaces the first
+    load(&mut ws, 2, "fewer.qrels", &fewer, 1 << 22);
+    let (report, reused) = evaluate_counting(&mut ws, &MEASURES);
+    let mut fresh = Workspace::default();
+    load(&mut fresh, 2, "fewer.qrels", &fewer, 1 << 22);
+    load(&mut fresh, 1, "results.test", &run, 1 << 22);
+    let (expected, _) = evaluate_counting(&mut fresh, &MEASURES);
+    assert_eq!(reused, 0);
+    assert_ne!(rows(&report), rows(&first));
+    assert_eq!(rows(&report), rows(&expected));
+
+    // other measures
+    let (report, reused) = evaluate_counting(&mut ws, &["P@5", "MAP"]);
+    let (expected, _) = evaluate_counting(&mut fresh, &["P@5", "MAP"]);
+    assert_eq!((reused, rows(&report)), (0, rows(&expected)));
+
+    // the run removed: its scores go with it
+    ws.handle(Request::Remove { id: 1 });
+    let (report, reused) = evaluate_counting(&mut ws, &["P@5", "MAP"]);
+    assert_eq!((reused, report.runs.len()), (0, 0));
+}
