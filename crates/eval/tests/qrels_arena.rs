@@ -12,24 +12,30 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     #[test]
     fn equals_a_map_model(
-        lines in prop::collection::vec((0u8..4, "[a-c]{1,3}|d[0-9]{1,12}", -2i32..4), 1..120),
+        lines in prop::collection::vec((0u8..4, "[a-c]{1,3}|d[0-9]{1,12}", -2i32..4, 0u8..6), 1..120),
     ) {
-        let text: String = lines
-            .iter()
-            .map(|(q, d, r)| format!("q{q} 0 {d} {r}\n"))
-            .collect();
+        // some lines follow a blank one (the parser skips it; the lines after count it)
+        let mut text = String::new();
+        let mut line_of = Vec::new();
+        for (q, d, r, blank) in &lines {
+            if *blank == 0 {
+                text.push('\n');
+            }
+            text.push_str(&format!("q{q} 0 {d} {r}\n"));
+            line_of.push(text.lines().count() as u64);
+        }
         // the model: first line of each (qid, docno), and the first line repeating one
         let mut model: BTreeMap<(String, String), (i32, u64)> = BTreeMap::new();
         let mut duplicate = None;
-        for (i, (q, d, r)) in lines.iter().enumerate() {
+        for (i, (q, d, r, _)) in lines.iter().enumerate() {
             let key = (format!("q{q}"), d.clone());
             match model.get(&key) {
                 Some(&(_, first)) => {
-                    duplicate = Some((i as u64 + 1, first, key));
+                    duplicate = Some((line_of[i], first, key));
                     break;
                 }
                 None => {
-                    model.insert(key, (*r, i as u64 + 1));
+                    model.insert(key, (*r, line_of[i]));
                 }
             }
         }
