@@ -180,6 +180,61 @@ fn backend_switch_and_lost_device_recovery() {
     );
 }
 
+/// A device that runs out of memory on batches of more than 2 (then 1) prompts: the batch runs
+/// in parts on new devices, and prefill and greedy decoding still equal the CPU engine, in the
+/// prompts' order.
+#[test]
+fn out_of_memory_runs_the_batch_in_parts() {
+    if adapter().is_none() {
+        return;
+    }
+    let fx = common::load_json("decode.json");
+    let (name, m) = fx["models"]
+        .as_object()
+        .expect("models")
+        .iter()
+        .find(|(n, _)| !n.starts_with("gemma3"))
+        .expect("a model");
+    let (mut model, tok) = load_with_tokenizer(m["model_file"].as_str().unwrap());
+    let prompts: Vec<Vec<u32>> = m["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| common::ids(&r["prompt"]))
+        .collect();
+    assert!(prompts.len() >= 5, "{name}: {} prompts", prompts.len());
+    let refs: Vec<&[u32]> = prompts.iter().map(|p| p.as_slice()).collect();
+    let cpu = model.prefill(&refs).unwrap();
+    let options = GreedyOptions {
+        max_new_tokens: 6,
+        stop: Vec::new(),
+    };
+    let cpu_tokens = greedy_cpu(&model, &tok, &refs, &options).unwrap();
+    for room in [2, 1] {
+        let backend = GpuBackend::new(&model, GpuPolicy::GpuOnly).unwrap();
+        backend.simulate_memory_for(room);
+        model.set_backend(Some(Box::new(backend)));
+        let out = model.prefill(&refs).unwrap();
+        assert_eq!(out.last_logits.len(), refs.len(), "room for {room}");
+        for (i, (g, c)) in out.last_logits.iter().zip(&cpu.last_logits).enumerate() {
+            let d = g.iter().zip(c).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+            let max_abs = c.iter().fold(0f32, |m, v| m.max(v.abs()));
+            assert!(
+                d <= 1e-4 * max_abs,
+                "{name} prompt {i}, room for {room}: {d}"
+            );
+        }
+        let got = greedy(&model, &tok, &refs, &options).unwrap();
+        assert_eq!(got, cpu_tokens, "{name}: greedy with room for {room}");
+    }
+    // room for none: the error says so (no CPU fallback with GpuOnly)
+    let backend = GpuBackend::new(&model, GpuPolicy::GpuOnly).unwrap();
+    backend.simulate_memory_for(0);
+    model.set_backend(Some(Box::new(backend)));
+    let e = model.prefill(&refs).unwrap_err().to_string();
+    assert!(e.contains("ran out of memory"), "{e}");
+}
+
 /// A device with a small binding limit: the LM head is split into vocabulary slices and the
 /// prompts into several batches, and the results still equal the CPU engine's; a limit below
 /// one row of logits is refused with a message.

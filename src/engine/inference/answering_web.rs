@@ -79,7 +79,7 @@ async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo
         Err(StepError::Prompt(e)) => return Err(e),
         Err(StepError::Gpu(e)) => e,
     };
-    let failure = if matches!(first, GpuError::DeviceLost(_) | GpuError::Device(_)) {
+    let failure = if first.is_device_failure() {
         let Some(local) = ws.local.as_mut() else {
             return Err("no model".into());
         };

@@ -164,7 +164,7 @@ pub async fn step_with_recovery(ws: &mut Workspace) -> Outcome {
         Err(StepError::Prompt(e)) => return Outcome::Failed(e),
         Err(StepError::Gpu(e)) => e,
     };
-    let failure = if matches!(first, GpuError::DeviceLost(_) | GpuError::Device(_)) {
+    let failure = if first.is_device_failure() {
         // Let the failed device go, so `ensure` opens a new one.
         local.gpu = GpuSlot::Untried;
         match ensure(local).await {

@@ -151,7 +151,8 @@ pub struct GpuContext {
     pub(crate) limits: wgpu::Limits,
     pub summary: AdapterSummary,
     lost: Arc<AtomicBool>,
-    error: Arc<Mutex<Option<String>>>,
+    /// The first uncaptured error since the last check, and whether it was out of memory.
+    error: Arc<Mutex<Option<(bool, String)>>>,
     binding_cap: Option<u64>,
 }
 
@@ -230,12 +231,13 @@ impl GpuContext {
         let lost = Arc::new(AtomicBool::new(false));
         let flag = lost.clone();
         device.set_device_lost_callback(move |_reason, _msg| flag.store(true, Ordering::SeqCst));
-        let error = Arc::new(Mutex::new(None::<String>));
+        let error = Arc::new(Mutex::new(None::<(bool, String)>));
         let sink = error.clone();
         device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
             if let Ok(mut slot) = sink.lock() {
                 if slot.is_none() {
-                    *slot = Some(e.to_string());
+                    let memory = matches!(e, wgpu::Error::OutOfMemory { .. });
+                    *slot = Some((memory, e.to_string()));
                 }
             }
         }));
@@ -282,7 +284,10 @@ impl GpuContext {
             ));
         }
         let msg = self.error.lock().ok().and_then(|mut s| s.take());
-        msg.map(GpuError::Device)
+        msg.map(|(memory, msg)| match memory {
+            true => GpuError::OutOfMemory(msg),
+            false => GpuError::Device(msg),
+        })
     }
 
     /// Compiles every shader module again and returns the compiler's error messages, labelled

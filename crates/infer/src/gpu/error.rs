@@ -14,6 +14,19 @@ pub enum GpuError {
     DeviceLost(String),
     #[error("GPU error: {0}")]
     Device(String),
+    /// An allocation failed (wgpu's out-of-memory error): a smaller batch may fit.
+    #[error("the GPU ran out of memory: {0}")]
+    OutOfMemory(String),
+}
+
+impl GpuError {
+    /// Whether a new device may do better: a lost device, a failed command, memory.
+    pub fn is_device_failure(&self) -> bool {
+        matches!(
+            self,
+            GpuError::DeviceLost(_) | GpuError::Device(_) | GpuError::OutOfMemory(_)
+        )
+    }
 }
 
 impl From<GpuError> for InferError {
