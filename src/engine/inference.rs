@@ -58,6 +58,9 @@ pub struct LocalModel {
     /// The model's weights on the worker's WebGPU device, uploaded once and reused by every run.
     #[cfg(target_arch = "wasm32")]
     gpu: gpu::GpuSlot,
+    /// Passages per GPU batch the device had memory for (lowered when one ran out).
+    #[cfg(target_arch = "wasm32")]
+    gpu_room: gpu::GpuRoom,
 }
 
 impl std::fmt::Debug for LocalModel {
@@ -198,6 +201,8 @@ pub fn open_model(src: &dyn ByteSource, file_name: &str) -> Result<LocalModel, S
         key,
         #[cfg(target_arch = "wasm32")]
         gpu: gpu::GpuSlot::default(),
+        #[cfg(target_arch = "wasm32")]
+        gpu_room: gpu::GpuRoom::default(),
     })
 }
 

@@ -2,8 +2,10 @@
 //! own `navigator.gpu` (crates/infer's wgpu backend, on the browser's WebGPU), batches of
 //! passages per step, and recovery from a lost device: the failed batch is retried once on a
 //! new device (weights uploaded again); if that fails too, the run continues on the CPU when the
-//! user allowed it, else it pauses. Results are kept only for batches that completed, so
-//! nothing already computed is lost or computed twice.
+//! user allowed it, else it pauses. A batch that runs out of GPU memory is retried in batches
+//! of half as many passages on a new device (halved again while they still run out), and the
+//! run goes on with that size. Results are kept only for batches that completed, so nothing
+//! already computed is lost or computed twice.
 
 use super::{LocalModel, UtilityJob, CPU_LABEL};
 use crate::engine::Workspace;
@@ -14,6 +16,22 @@ use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplat
 /// Passages per GPU step: several prompts share each matmul (packed, no padding), while pause
 /// and cancel still answer within one step.
 const STEP_PROMPTS: usize = 8;
+
+/// How many passages a GPU batch may hold: fewer after the device ran out of memory.
+pub struct GpuRoom {
+    prompts: usize,
+    /// Batches of more fail as out of memory, as on a device with little memory (tests).
+    simulated: usize,
+}
+
+impl Default for GpuRoom {
+    fn default() -> Self {
+        GpuRoom {
+            prompts: STEP_PROMPTS,
+            simulated: usize::MAX,
+        }
+    }
+}
 
 /// The model's weights on a WebGPU device, or why there are none.
 #[derive(Default)]
@@ -106,15 +124,17 @@ pub fn lose_device(local: &LocalModel) -> bool {
 enum StepError {
     /// A passage the model cannot score (too long, bad template): fails on any backend.
     Prompt(String),
-    Gpu(GpuError),
+    /// The GPU failed on a batch of this many passages.
+    Gpu(GpuError, usize),
 }
 
 /// Scores the next batch on the GPU; the number of prompt tokens.
 async fn step(local: &LocalModel, job: &mut UtilityJob) -> Result<usize, StepError> {
     let GpuSlot::Ready(g) = &local.gpu else {
-        return Err(StepError::Gpu(GpuError::DeviceLost(
-            "no WebGPU device".into(),
-        )));
+        return Err(StepError::Gpu(
+            GpuError::DeviceLost("no WebGPU device".into()),
+            0,
+        ));
     };
     let target = NoResponseScorer::new(&local.model, &local.tokenizer, PromptTemplate::default())
         .map_err(|e| StepError::Prompt(e.to_string()))?
@@ -122,7 +142,7 @@ async fn step(local: &LocalModel, job: &mut UtilityJob) -> Result<usize, StepErr
     let prompts = job
         .next_prompts(
             local,
-            STEP_PROMPTS.min(g.max_batch_prompts()),
+            local.gpu_room.prompts.min(g.max_batch_prompts()),
             g.max_batch_tokens(),
         )
         .map_err(StepError::Prompt)?;
@@ -130,10 +150,17 @@ async fn step(local: &LocalModel, job: &mut UtilityJob) -> Result<usize, StepErr
         return Ok(0);
     }
     let refs: Vec<&[u32]> = prompts.iter().map(Vec::as_slice).collect();
+    let room = local.gpu_room.simulated;
+    if refs.len() > room {
+        return Err(StepError::Gpu(
+            GpuError::OutOfMemory(format!("simulated: room for {room}, not {}", refs.len())),
+            refs.len(),
+        ));
+    }
     let out = g
         .prefill(&local.model, &refs)
         .await
-        .map_err(StepError::Gpu)?;
+        .map_err(|e| StepError::Gpu(e, refs.len()))?;
     let tokens = prompts.iter().map(Vec::len).sum();
     job.record(
         out.last_logits.iter().map(|l| token_probability(l, target)),
@@ -159,12 +186,17 @@ pub async fn step_with_recovery(ws: &mut Workspace) -> Outcome {
     let (Some(local), Some(job)) = (ws.local.as_mut(), ws.job.as_mut()) else {
         return Outcome::Failed("nothing to compute".into());
     };
-    let first = match step(local, job).await {
+    let (first, batch) = match step(local, job).await {
         Ok(n) => return Outcome::Done(n),
         Err(StepError::Prompt(e)) => return Outcome::Failed(e),
-        Err(StepError::Gpu(e)) => e,
+        Err(StepError::Gpu(e, batch)) => (e, batch),
     };
-    let failure = if first.is_device_failure() {
+    let failure = if matches!(first, GpuError::OutOfMemory(_)) && batch > 1 {
+        match smaller_batches(local, job, batch).await {
+            Ok(outcome) => return outcome,
+            Err(failure) => format!("{first}; {failure}"),
+        }
+    } else if first.is_device_failure() {
         // Let the failed device go, so `ensure` opens a new one.
         local.gpu = GpuSlot::Untried;
         match ensure(local).await {
@@ -182,7 +214,7 @@ pub async fn step_with_recovery(ws: &mut Workspace) -> Outcome {
                     )
                 }
                 Err(StepError::Prompt(e)) => return Outcome::Failed(e),
-                Err(StepError::Gpu(again)) => {
+                Err(StepError::Gpu(again, _)) => {
                     format!("{first}; again on a new device: {again}")
                 }
             },
@@ -214,6 +246,46 @@ pub async fn step_with_recovery(ws: &mut Workspace) -> Outcome {
     }
 }
 
+/// After a batch of `batch` passages ran out of memory: batches of half as many on a new device,
+/// halved again while they still run out. The outcome once one fits (the run keeps that size),
+/// or why the GPU gave up.
+async fn smaller_batches(
+    local: &mut LocalModel,
+    job: &mut UtilityJob,
+    mut batch: usize,
+) -> Result<Outcome, String> {
+    let first = batch;
+    loop {
+        local.gpu_room.prompts = (batch / 2).max(1);
+        let room = local.gpu_room.prompts;
+        // the failed device goes first, with the memory it held
+        local.gpu = GpuSlot::Untried;
+        let label = ensure(local)
+            .await
+            .map_err(|why| format!("no new device: {why}"))?;
+        match step(local, job).await {
+            Ok(n) => {
+                return Ok(Outcome::Recovered(
+                    n,
+                    BackendInfo {
+                        gpu: true,
+                        label,
+                        reason: format!(
+                            "the WebGPU device ran out of memory on a batch of {first} passages; \
+                             batches of {room} on a new device worked, and the run goes on with them"
+                        ),
+                    },
+                ))
+            }
+            Err(StepError::Prompt(e)) => return Ok(Outcome::Failed(e)),
+            Err(StepError::Gpu(GpuError::OutOfMemory(_), b)) if b > 1 => batch = b,
+            Err(StepError::Gpu(e, b)) => {
+                return Err(format!("in batches of {b} on a new device: {e}"))
+            }
+        }
+    }
+}
+
 /// The GPU path for callers outside the worker's loop (the wasm test of the recovery path).
 impl Workspace {
     /// Puts the open model's weights on a WebGPU device (once): the adapter label, or why not.
@@ -227,6 +299,18 @@ impl Workspace {
     /// Destroys the device, as a driver reset would; false when no device is held.
     pub fn gpu_lose(&self) -> bool {
         self.local.as_ref().is_some_and(lose_device)
+    }
+
+    /// Makes GPU batches of more than `prompts` passages fail as out of memory (tests).
+    pub fn gpu_simulate_memory_for(&mut self, prompts: usize) {
+        if let Some(local) = self.local.as_mut() {
+            local.gpu_room.simulated = prompts;
+        }
+    }
+
+    /// Passages per GPU batch now (fewer after the device ran out of memory).
+    pub fn gpu_batch_room(&self) -> Option<usize> {
+        self.local.as_ref().map(|l| l.gpu_room.prompts)
     }
 
     /// One step of the running job on the GPU, with the recovery policy.
