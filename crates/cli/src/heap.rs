@@ -17,9 +17,11 @@
 //! Opt-in (`RAGSCOPE_HUGE_PAGES=1`), because the gain is not dependable: in `cargo xtask bench
 //! metrics` on the shared development VM (35 MB run, 9 rounds alternating with pytrec_eval)
 //! `trec-eval` took a median 0.108–0.111 s of CPU with it in three runs out of five and
-//! 0.154 and 0.236 s in the other two, against a steady 0.128–0.129 s without: when fresh
-//! 2 MiB blocks are scarce (after pytrec_eval's 230 MB, or other jobs), each huge-page fault
-//! of a madvised region compacts memory or waits for it (the kernel's `defrag=madvise`).
+//! 0.154 and 0.236 s in the other two, against a steady 0.128–0.129 s without. The cause there:
+//! the VM's balloon device reports free memory to the host (virtio-balloon free page reporting)
+//! in blocks of 2 MiB and more, so a huge page often comes from memory the host has taken back,
+//! and its first touch faults on the host too: touching 40 MB madvised for huge pages took
+//! 3.6–14 ms in most runs and 85–97 ms in some, where 4 KiB pages took 15 ms every time.
 
 /// Prepares the heap for inputs of `bytes` in all (the qrels and the largest run).
 pub fn prepare_for(bytes: impl FnOnce() -> u64) {
