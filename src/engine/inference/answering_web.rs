@@ -4,7 +4,8 @@
 //! tokens/s and the outcomes so far, pause/resume/cancel read between steps. A paused run keeps
 //! everything answered; a GPU that fails mid-run is retried once on a new device, then the run
 //! continues on the CPU (answers are the same token for token: the GPU decoder is checked against
-//! the CPU engine), saying why.
+//! the CPU engine), saying why. A step that runs out of GPU memory is retried with half as many
+//! prompts on a new device (halved again while they still run out), and the run keeps that size.
 
 use super::answering::GPU_STEP_PROMPTS;
 use super::gpu::{self, GpuSlot};
@@ -42,7 +43,8 @@ pub async fn drive(scope: &mut Scope, ws: &mut Workspace, start: AnswerStart) ->
 enum StepError {
     /// A prompt no backend can answer (too long for the model, a bad template).
     Prompt(String),
-    Gpu(GpuError),
+    /// The GPU failed on a step of this many prompts.
+    Gpu(GpuError, usize),
 }
 
 /// Answers the next prompts of the current question on the GPU.
@@ -51,21 +53,26 @@ async fn gpu_step(ws: &mut Workspace) -> Result<(), StepError> {
         return Err(StepError::Prompt("nothing to answer".into()));
     };
     let GpuSlot::Ready(g) = &local.gpu else {
-        return Err(StepError::Gpu(GpuError::DeviceLost(
-            "no WebGPU device".into(),
-        )));
+        return Err(StepError::Gpu(
+            GpuError::DeviceLost("no WebGPU device".into()),
+            0,
+        ));
     };
-    let prompts = job
-        .next_prompts(local, GPU_STEP_PROMPTS.min(g.max_batch_prompts()))
-        .map_err(StepError::Prompt)?;
+    let batch = local
+        .gpu_room
+        .batch(GPU_STEP_PROMPTS.min(g.max_batch_prompts()));
+    let prompts = job.next_prompts(local, batch).map_err(StepError::Prompt)?;
     if prompts.is_empty() {
         return Ok(());
     }
     let refs: Vec<&[u32]> = prompts.iter().map(Vec::as_slice).collect();
+    if let Some(e) = local.gpu_room.simulated_failure(refs.len()) {
+        return Err(StepError::Gpu(e, refs.len()));
+    }
     let out = g
         .greedy(&local.model, &local.tokenizer, &refs, job.options())
         .await
-        .map_err(StepError::Gpu)?;
+        .map_err(|e| StepError::Gpu(e, refs.len()))?;
     job.record(&out);
     Ok(())
 }
@@ -74,12 +81,19 @@ async fn gpu_step(ws: &mut Workspace) -> Result<(), StepError> {
 /// a second failure (or any other GPU error) moves the run to the CPU. The new backend, when it
 /// changed, is returned for the panel.
 async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo>, String> {
-    let first = match gpu_step(ws).await {
+    let (first, batch) = match gpu_step(ws).await {
         Ok(()) => return Ok(None),
         Err(StepError::Prompt(e)) => return Err(e),
-        Err(StepError::Gpu(e)) => e,
+        Err(StepError::Gpu(e, batch)) => (e, batch),
     };
-    let failure = if first.is_device_failure() {
+    let failure = if matches!(first, GpuError::OutOfMemory(_)) && batch > 1 {
+        match smaller_steps(ws, batch).await {
+            Ok(Some(info)) => return Ok(Some(info)),
+            Ok(None) => return Err("no model".into()),
+            Err(StepOrGpu::Prompt(e)) => return Err(e),
+            Err(StepOrGpu::Gpu(failure)) => format!("{first}; {failure}"),
+        }
+    } else if first.is_device_failure() {
         let Some(local) = ws.local.as_mut() else {
             return Err("no model".into());
         };
@@ -96,7 +110,9 @@ async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo
                     }))
                 }
                 Err(StepError::Prompt(e)) => return Err(e),
-                Err(StepError::Gpu(again)) => format!("{first}; again on a new device: {again}"),
+                Err(StepError::Gpu(again, _)) => {
+                    format!("{first}; again on a new device: {again}")
+                }
             },
             Err(why) => format!("{first}; no new device: {why}"),
         }
@@ -118,6 +134,56 @@ async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo
             job.progress.done
         ),
     }))
+}
+
+/// Why smaller steps did not get the run going again.
+enum StepOrGpu {
+    Prompt(String),
+    Gpu(String),
+}
+
+/// After a step of `batch` prompts ran out of memory: steps of half as many on a new device,
+/// halved again while they still run out. The backend for the panel once one fits (the run
+/// keeps that size; `None`: the model is gone), or why not.
+async fn smaller_steps(
+    ws: &mut Workspace,
+    mut batch: usize,
+) -> Result<Option<BackendInfo>, StepOrGpu> {
+    let first = batch;
+    loop {
+        let Some(local) = ws.local.as_mut() else {
+            return Ok(None);
+        };
+        let (room, label) = gpu::halve_and_reopen(local, batch)
+            .await
+            .map_err(StepOrGpu::Gpu)?;
+        match gpu_step(ws).await {
+            Ok(()) => {
+                return Ok(Some(BackendInfo {
+                    gpu: true,
+                    label,
+                    reason: format!(
+                        "the WebGPU device ran out of memory on a step of {first} prompts; steps \
+                         of {room} on a new device worked, and the run goes on with them"
+                    ),
+                }))
+            }
+            Err(StepError::Prompt(e)) => return Err(StepOrGpu::Prompt(e)),
+            Err(StepError::Gpu(GpuError::OutOfMemory(_), b)) if b > 1 => batch = b,
+            Err(StepError::Gpu(e, b)) => {
+                return Err(StepOrGpu::Gpu(format!(
+                    "in steps of {b} on a new device: {e}"
+                )))
+            }
+        }
+    }
+}
+
+/// One answer step on the GPU with the recovery policy (tests drive the job with it).
+impl Workspace {
+    pub async fn answer_step_gpu(&mut self) -> Result<Option<BackendInfo>, String> {
+        gpu_step_with_recovery(self).await
+    }
 }
 
 /// Progress messages at most this often: each one re-renders the page.

@@ -17,7 +17,8 @@ use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplat
 /// and cancel still answer within one step.
 const STEP_PROMPTS: usize = 8;
 
-/// How many passages a GPU batch may hold: fewer after the device ran out of memory.
+/// How many prompts a GPU batch may hold: no limit until the device ran out of memory, then
+/// what fitted (utilities and answers both keep to it).
 pub struct GpuRoom {
     prompts: usize,
     /// Batches of more fail as out of memory, as on a device with little memory (tests).
@@ -27,10 +28,42 @@ pub struct GpuRoom {
 impl Default for GpuRoom {
     fn default() -> Self {
         GpuRoom {
-            prompts: STEP_PROMPTS,
+            prompts: usize::MAX,
             simulated: usize::MAX,
         }
     }
+}
+
+impl GpuRoom {
+    /// At most `wanted`, within what the device had memory for.
+    pub(super) fn batch(&self, wanted: usize) -> usize {
+        wanted.min(self.prompts)
+    }
+
+    /// The simulated out-of-memory error for a batch of `prompts`, if it has no room.
+    pub(super) fn simulated_failure(&self, prompts: usize) -> Option<GpuError> {
+        (prompts > self.simulated).then(|| {
+            GpuError::OutOfMemory(format!(
+                "simulated: room for {}, not {prompts}",
+                self.simulated
+            ))
+        })
+    }
+}
+
+/// After a batch of `batch` prompts ran out of memory: room for half as many from now on, and
+/// a new device (the failed one goes first, with the memory it held). The new room and the
+/// device's label, or why there is no device.
+pub(super) async fn halve_and_reopen(
+    local: &mut LocalModel,
+    batch: usize,
+) -> Result<(usize, String), String> {
+    local.gpu_room.prompts = (batch / 2).max(1);
+    local.gpu = GpuSlot::Untried;
+    let label = ensure(local)
+        .await
+        .map_err(|why| format!("no new device: {why}"))?;
+    Ok((local.gpu_room.prompts, label))
 }
 
 /// The model's weights on a WebGPU device, or why there are none.
@@ -142,7 +175,9 @@ async fn step(local: &LocalModel, job: &mut UtilityJob) -> Result<usize, StepErr
     let prompts = job
         .next_prompts(
             local,
-            local.gpu_room.prompts.min(g.max_batch_prompts()),
+            local
+                .gpu_room
+                .batch(STEP_PROMPTS.min(g.max_batch_prompts())),
             g.max_batch_tokens(),
         )
         .map_err(StepError::Prompt)?;
@@ -150,12 +185,8 @@ async fn step(local: &LocalModel, job: &mut UtilityJob) -> Result<usize, StepErr
         return Ok(0);
     }
     let refs: Vec<&[u32]> = prompts.iter().map(Vec::as_slice).collect();
-    let room = local.gpu_room.simulated;
-    if refs.len() > room {
-        return Err(StepError::Gpu(
-            GpuError::OutOfMemory(format!("simulated: room for {room}, not {}", refs.len())),
-            refs.len(),
-        ));
+    if let Some(e) = local.gpu_room.simulated_failure(refs.len()) {
+        return Err(StepError::Gpu(e, refs.len()));
     }
     let out = g
         .prefill(&local.model, &refs)
@@ -256,13 +287,7 @@ async fn smaller_batches(
 ) -> Result<Outcome, String> {
     let first = batch;
     loop {
-        local.gpu_room.prompts = (batch / 2).max(1);
-        let room = local.gpu_room.prompts;
-        // the failed device goes first, with the memory it held
-        local.gpu = GpuSlot::Untried;
-        let label = ensure(local)
-            .await
-            .map_err(|why| format!("no new device: {why}"))?;
+        let (room, label) = halve_and_reopen(local, batch).await?;
         match step(local, job).await {
             Ok(n) => {
                 return Ok(Outcome::Recovered(
@@ -308,7 +333,7 @@ impl Workspace {
         }
     }
 
-    /// Passages per GPU batch now (fewer after the device ran out of memory).
+    /// Prompts a GPU batch may hold now (`usize::MAX` until the device ran out of memory).
     pub fn gpu_batch_room(&self) -> Option<usize> {
         self.local.as_ref().map(|l| l.gpu_room.prompts)
     }
