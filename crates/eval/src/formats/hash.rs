@@ -278,27 +278,161 @@ fn zeroed_slots<T: Copy + Default>(slots: &mut Vec<T>, want: usize) {
     }
 }
 
-/// An open-addressing index from a docno's hash to a position in the caller's own list:
-/// one `u64` a slot (the hash's low 32 bits beside the position + 1; 0 is empty), linear
-/// probing, at most half full. Replaces a `HashMap<u64, u32>` whose growth and probing were
-/// 8–10 % of a `trec-eval` profile: a miss (most lookups: 85 % of retrieved documents are not
-/// judged) usually ends at the first empty slot, and the stored hash bits spare most docno
-/// comparisons. Written by hand because the caller resolves equal hashes by comparing its own
-/// docnos, which no map crate's key type can express without storing the docnos twice.
-#[derive(Debug, Clone, Default)]
+/// An open-addressing index from a docno's hash to a position in the caller's own list: the
+/// hash's low bits beside the position + 1 in each slot (0 is empty), linear probing, at most
+/// half full. Replaces a `HashMap<u64, u32>` whose growth and probing were 8–10 % of a
+/// `trec-eval` profile: a miss (most lookups: 85 % of retrieved documents are not judged)
+/// usually ends at the first empty slot, and the stored hash bits spare most docno comparisons.
+/// Written by hand because the caller resolves equal hashes by comparing its own docnos, which
+/// no map crate's key type can express without storing the docnos twice.
+///
+/// Slots are 4 bytes (16 hash bits, 16 position bits) while the table has at most 65,536 of
+/// them and positions stay below 65,535, else 8 (32 and 32): the qrels' tables, one per topic
+/// and a quarter full, were 8 of the benchmark's 13 MB of qrels structures at 8 bytes a slot.
+/// The 16 stored bits are the bits that choose a slot, so a table can be rebuilt from its
+/// slots alone; widening needs the full hashes again, which the caller gives (`rehash`).
+#[derive(Debug, Clone)]
 pub struct DocnoIndex {
-    slots: Vec<u64>,
+    slots: Slots,
     len: usize,
     /// At most a quarter full instead of half ([`sparse`](Self::sparse)).
     sparse: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Slots {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Default for DocnoIndex {
+    fn default() -> Self {
+        DocnoIndex {
+            slots: Slots::Narrow(Vec::new()),
+            len: 0,
+            sparse: false,
+        }
+    }
+}
+
+/// A slot layout: the hash bits kept and the position beside them.
+trait Slot: Copy + Default + PartialEq {
+    /// The largest table whose slot choice the kept bits can make.
+    const MAX_SLOTS: usize;
+    /// The largest position it holds.
+    const MAX_POSITION: u32;
+    fn new(hash: u64, position: u32) -> Self;
+    /// Whether the kept bits are `hash`'s.
+    fn holds(self, hash: u64) -> bool;
+    fn position(self) -> u32;
+    /// The kept hash bits, which choose the slot.
+    fn home(self) -> usize;
+}
+
+impl Slot for u32 {
+    const MAX_SLOTS: usize = 1 << 16;
+    const MAX_POSITION: u32 = 0xfffe;
+    #[inline]
+    fn new(hash: u64, position: u32) -> Self {
+        ((hash as u32) << 16) | (position + 1)
+    }
+    #[inline]
+    fn holds(self, hash: u64) -> bool {
+        self >> 16 == hash as u32 & 0xffff
+    }
+    #[inline]
+    fn position(self) -> u32 {
+        (self & 0xffff).wrapping_sub(1)
+    }
+    #[inline]
+    fn home(self) -> usize {
+        (self >> 16) as usize
+    }
+}
+
+impl Slot for u64 {
+    const MAX_SLOTS: usize = usize::MAX;
+    const MAX_POSITION: u32 = u32::MAX - 1;
+    #[inline]
+    fn new(hash: u64, position: u32) -> Self {
+        (u64::from(hash as u32) << 32) | u64::from(position.wrapping_add(1))
+    }
+    #[inline]
+    fn holds(self, hash: u64) -> bool {
+        (self >> 32) as u32 == hash as u32
+    }
+    #[inline]
+    fn position(self) -> u32 {
+        (self as u32).wrapping_sub(1)
+    }
+    #[inline]
+    fn home(self) -> usize {
+        (self >> 32) as usize
+    }
+}
+
+#[inline]
+fn find_in<S: Slot>(slots: &[S], hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+    if slots.is_empty() {
+        return None;
+    }
+    let mask = slots.len() - 1;
+    let mut at = hash as usize & mask;
+    loop {
+        let slot = slots[at];
+        if slot == S::default() {
+            return None;
+        }
+        if slot.holds(hash) && is_match(slot.position()) {
+            return Some(slot.position());
+        }
+        at = (at + 1) & mask;
+    }
+}
+
+/// [`DocnoIndex::find_or_insert`] on a table with room for one more entry; true when stored.
+#[inline]
+fn find_or_insert_in<S: Slot>(
+    slots: &mut [S],
+    hash: u64,
+    position: u32,
+    mut is_match: impl FnMut(u32) -> bool,
+) -> Result<u32, ()> {
+    let mask = slots.len() - 1;
+    let mut at = hash as usize & mask;
+    loop {
+        let slot = slots[at];
+        if slot == S::default() {
+            slots[at] = S::new(hash, position);
+            return Err(());
+        }
+        if slot.holds(hash) && is_match(slot.position()) {
+            return Ok(slot.position());
+        }
+        at = (at + 1) & mask;
+    }
+}
+
+/// The entries of `old` in a table of `size` slots (never fewer than it holds).
+fn rebuilt<S: Slot>(old: &[S], size: usize) -> Vec<S> {
+    let mut slots = vec![S::default(); size];
+    let mask = size - 1;
+    for &slot in old.iter().filter(|&&s| s != S::default()) {
+        let mut at = slot.home() & mask;
+        while slots[at] != S::default() {
+            at = (at + 1) & mask;
+        }
+        slots[at] = slot;
+    }
+    slots
 }
 
 impl DocnoIndex {
     /// An index kept at most a quarter full, for lookups that mostly miss (the qrels, probed
     /// by every retrieved document: 85 % are not judged): a miss then ends at its first or
     /// second slot, where half full took 2.5 on average and mispredicted the probe loop's
-    /// exit (`ranked_rels` was 14 % of a `trec-eval` profile). 8 bytes a slot: at most 32 a
-    /// judgment.
+    /// exit (`ranked_rels` was 14 % of a `trec-eval` profile). 4 or 8 bytes a slot: at most
+    /// 16 or 32 a judgment.
     pub fn sparse() -> Self {
         DocnoIndex {
             sparse: true,
@@ -316,110 +450,115 @@ impl DocnoIndex {
         }
     }
 
+    fn size(&self) -> usize {
+        match &self.slots {
+            Slots::Narrow(s) => s.len(),
+            Slots::Wide(s) => s.len(),
+        }
+    }
+
     /// [`prefetch`]es the table.
     #[inline]
     pub fn prefetch(&self) {
-        prefetch(&self.slots);
+        match &self.slots {
+            Slots::Narrow(s) => prefetch(s),
+            Slots::Wide(s) => prefetch(s),
+        }
     }
 
     /// Empties the index and sizes it for `n` entries (keeping its memory when large enough).
     pub fn reset(&mut self, n: usize) {
         let want = (n.max(4) * self.spread()).next_power_of_two();
-        zeroed_slots(&mut self.slots, want);
+        match &mut self.slots {
+            Slots::Narrow(s) if want <= u32::MAX_SLOTS => zeroed_slots(s, want),
+            Slots::Wide(s) => zeroed_slots(s, want),
+            Slots::Narrow(_) => self.slots = Slots::Wide(vec![0; want]),
+        }
         self.len = 0;
     }
 
     /// The position stored for `hash` whose entry `is_match` accepts.
     #[inline]
-    pub fn find(&self, hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
-        if self.slots.is_empty() {
-            return None;
-        }
-        let mask = self.slots.len() - 1;
-        let tag = hash as u32;
-        let mut at = tag as usize & mask;
-        loop {
-            let slot = self.slots[at];
-            if slot == 0 {
-                return None;
-            }
-            if (slot >> 32) as u32 == tag {
-                let position = (slot as u32).wrapping_sub(1);
-                if is_match(position) {
-                    return Some(position);
-                }
-            }
-            at = (at + 1) & mask;
+    pub fn find(&self, hash: u64, is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+        match &self.slots {
+            Slots::Narrow(s) => find_in(s, hash, is_match),
+            Slots::Wide(s) => find_in(s, hash, is_match),
         }
     }
 
     /// The position stored for `hash` whose entry `is_match` accepts; when there is none,
     /// stores `position` (below `u32::MAX`) for `hash` and returns `None`. One probe walk
-    /// where [`find`](Self::find) then [`insert`](Self::insert) take two.
+    /// where [`find`](Self::find) then an insert take two. `rehash` gives the hash of a
+    /// position stored before, for when the table must take 8-byte slots.
     #[inline]
     pub fn find_or_insert(
         &mut self,
         hash: u64,
         position: u32,
-        mut is_match: impl FnMut(u32) -> bool,
+        is_match: impl FnMut(u32) -> bool,
+        rehash: impl Fn(u32) -> u64,
     ) -> Option<u32> {
-        if (self.len + 1) * self.spread() > self.slots.len() {
+        let full = (self.len + 1) * self.spread() > self.size();
+        let narrow = matches!(self.slots, Slots::Narrow(_));
+        if narrow && (position > u32::MAX_POSITION || (full && self.size() >= u32::MAX_SLOTS)) {
+            self.widen(rehash);
+        }
+        if (self.len + 1) * self.spread() > self.size() {
             self.grow();
         }
-        let mask = self.slots.len() - 1;
-        let tag = hash as u32;
-        let mut at = tag as usize & mask;
-        loop {
-            let slot = self.slots[at];
-            if slot == 0 {
-                self.slots[at] = (u64::from(tag) << 32) | u64::from(position.wrapping_add(1));
+        let found = match &mut self.slots {
+            Slots::Narrow(s) => find_or_insert_in(s, hash, position, is_match),
+            Slots::Wide(s) => find_or_insert_in(s, hash, position, is_match),
+        };
+        match found {
+            Ok(earlier) => Some(earlier),
+            Err(()) => {
                 self.len += 1;
-                return None;
+                None
             }
-            if (slot >> 32) as u32 == tag {
-                let earlier = (slot as u32).wrapping_sub(1);
-                if is_match(earlier) {
-                    return Some(earlier);
-                }
-            }
-            at = (at + 1) & mask;
         }
     }
 
-    fn put(&mut self, slot: u64) {
-        let mask = self.slots.len() - 1;
-        let mut at = (slot >> 32) as usize & mask;
-        while self.slots[at] != 0 {
-            at = (at + 1) & mask;
+    /// Moves to 8-byte slots (the full hashes come from `rehash`).
+    #[cold]
+    fn widen(&mut self, rehash: impl Fn(u32) -> u64) {
+        let Slots::Narrow(old) = &self.slots else {
+            return;
+        };
+        let mut wide = vec![0u64; old.len().max(8)];
+        for &slot in old.iter().filter(|&&s| s != 0) {
+            let position = slot.position();
+            let _ = find_or_insert_in(&mut wide, rehash(position), position, |_| false);
         }
-        self.slots[at] = slot;
+        self.slots = Slots::Wide(wide);
     }
 
     fn grow(&mut self) {
-        let old = std::mem::take(&mut self.slots);
-        self.slots = vec![0; (old.len() * 2).max(8)];
-        for slot in old.into_iter().filter(|&s| s != 0) {
-            self.put(slot);
-        }
+        let size = (self.size() * 2).max(8);
+        self.slots = match &self.slots {
+            Slots::Narrow(s) => Slots::Narrow(rebuilt(s, size)),
+            Slots::Wide(s) => Slots::Wide(rebuilt(s, size)),
+        };
     }
 
     /// Gives back the slack of a table that has stopped growing (at most half full stays, or
     /// a quarter when sparse).
     pub fn shrink_to_fit(&mut self) {
         let want = (self.len.max(4) * self.spread()).next_power_of_two();
-        if want < self.slots.len() {
-            let old = std::mem::take(&mut self.slots);
-            self.slots = vec![0; want];
-            for slot in old.into_iter().filter(|&s| s != 0) {
-                self.put(slot);
-            }
+        if want < self.size() {
+            self.slots = match &self.slots {
+                Slots::Narrow(s) => Slots::Narrow(rebuilt(s, want)),
+                Slots::Wide(s) => Slots::Wide(rebuilt(s, want)),
+            };
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{bytes_eq, docno_hash, folded_multiply_by_halves, push_bytes, DocnoIndex, TagSet};
+    use super::{
+        bytes_eq, docno_hash, folded_multiply_by_halves, push_bytes, DocnoIndex, Slots, TagSet,
+    };
     use proptest::prelude::*;
 
     proptest! {
@@ -608,20 +747,104 @@ mod tests {
         }
     }
 
+    /// Against a map: 4-byte slots throughout, or widened to 8 by a position past 65,534, with
+    /// hashes spread or crowded onto 97 values (equal kept bits everywhere).
+    #[test]
+    fn equals_a_map_through_narrow_and_wide_slots() {
+        use proptest::prelude::*;
+        let config = proptest::test_runner::Config::with_cases(200);
+        proptest::proptest!(config, |(
+            keys in proptest::collection::vec(0u32..3000, 1..2000),
+            crowded in any::<bool>(),
+            far in any::<bool>(),
+            sparse in any::<bool>(),
+        )| {
+            let hash = |k: u32| match crowded {
+                true => u64::from(k % 97).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                false => docno_hash(&k.to_le_bytes()),
+            };
+            // the i-th entry's position
+            let step: u32 = if far { 40_000 } else { 1 };
+            let mut index = if sparse { DocnoIndex::sparse() } else { DocnoIndex::default() };
+            let mut model = std::collections::HashMap::new();
+            let mut stored: Vec<u32> = Vec::new();
+            for k in keys {
+                let position = stored.len() as u32 * step;
+                let key_of = |p: u32| (p % step == 0).then(|| stored.get((p / step) as usize)).flatten().copied();
+                let got = index.find_or_insert(
+                    hash(k),
+                    position,
+                    |p| key_of(p) == Some(k),
+                    |p| key_of(p).map_or(0, hash),
+                );
+                prop_assert_eq!(got, model.get(&k).copied(), "key {}", k);
+                if got.is_none() {
+                    model.insert(k, position);
+                    stored.push(k);
+                }
+            }
+            if far && stored.len() > 2 {
+                prop_assert!(matches!(index.slots, Slots::Wide(_)));
+            }
+            if !far {
+                prop_assert!(matches!(index.slots, Slots::Narrow(_)));
+            }
+            index.shrink_to_fit();
+            let key_of = |p: u32| (p % step == 0).then(|| stored.get((p / step) as usize)).flatten().copied();
+            for (k, position) in &model {
+                prop_assert_eq!(index.find(hash(*k), |p| key_of(p) == Some(*k)), Some(*position));
+            }
+            prop_assert_eq!(index.find(hash(5000), |p| key_of(p) == Some(5000)), None);
+        });
+    }
+
+    /// More entries than 65,536 slots hold: the table widens and still finds every entry.
+    #[test]
+    fn a_table_past_65536_slots_widens() {
+        let docnos: Vec<String> = (0..40_000).map(|i| format!("doc{i}")).collect();
+        let rehash = |p: u32| docno_hash(docnos[p as usize].as_bytes());
+        let mut index = DocnoIndex::default();
+        for (i, d) in docnos.iter().enumerate() {
+            let is_d = |p: u32| docnos.get(p as usize) == Some(d);
+            assert_eq!(
+                index.find_or_insert(rehash(i as u32), i as u32, is_d, rehash),
+                None
+            );
+            if i == 30_000 {
+                assert!(
+                    matches!(index.slots, Slots::Narrow(_)),
+                    "4-byte slots at 30,000"
+                );
+            }
+        }
+        assert!(matches!(index.slots, Slots::Wide(_)));
+        for (i, d) in docnos.iter().enumerate() {
+            let is_d = |p: u32| docnos.get(p as usize) == Some(d);
+            assert_eq!(index.find(rehash(i as u32), is_d), Some(i as u32));
+        }
+    }
+
     #[test]
     fn finds_what_it_holds_through_growth_and_equal_hashes() {
         let docnos: Vec<String> = (0..5000).map(|i| format!("doc{i}")).collect();
+        let rehash = |p: u32| match docnos.get(p as usize) {
+            Some(d) => docno_hash(d.as_bytes()),
+            None => 0xdead_beef,
+        };
         let mut index = DocnoIndex::default();
         for (i, d) in docnos.iter().enumerate() {
             let h = docno_hash(d.as_bytes());
             assert_eq!(index.find(h, |p| docnos.get(p as usize) == Some(d)), None);
             let is_d = |p: u32| docnos.get(p as usize) == Some(d);
-            assert_eq!(index.find_or_insert(h, i as u32, is_d), None);
-            assert_eq!(index.find_or_insert(h, 0, is_d), Some(i as u32));
+            assert_eq!(index.find_or_insert(h, i as u32, is_d, rehash), None);
+            assert_eq!(index.find_or_insert(h, 0, is_d, rehash), Some(i as u32));
             if i < 50 {
                 // the same hash for other entries: only the matching one is returned
                 let p = u32::MAX - 1 - i as u32;
-                assert_eq!(index.find_or_insert(0xdead_beef, p, |q| q == p), None);
+                assert_eq!(
+                    index.find_or_insert(0xdead_beef, p, |q| q == p, rehash),
+                    None
+                );
             }
         }
         index.shrink_to_fit();

@@ -135,14 +135,17 @@ impl QrelsTopic {
             return Err(usize::MAX);
         };
         let (judgments, arena) = (&self.judgments, &self.arena);
-        let earlier = self.by_hash.find_or_insert(docno_hash(docno), i, |p| {
-            judgments.get(p as usize).is_some_and(|j| {
-                bytes_eq(
-                    &arena[j.start as usize..j.start as usize + j.len as usize],
-                    docno,
-                )
-            })
-        });
+        let docno_of = |p: u32| {
+            judgments
+                .get(p as usize)
+                .map(|j| &arena[j.start as usize..j.start as usize + j.len as usize])
+        };
+        let earlier = self.by_hash.find_or_insert(
+            docno_hash(docno),
+            i,
+            |p| docno_of(p).is_some_and(|d| bytes_eq(d, docno)),
+            |p| docno_of(p).map_or(0, docno_hash),
+        );
         if let Some(earlier) = earlier {
             return Err(earlier as usize);
         }

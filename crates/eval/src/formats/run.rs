@@ -466,12 +466,13 @@ fn check_duplicates(run: &Run) -> Result<(), ParseError> {
                     },
                 });
             };
-            let earlier = seen.find_or_insert(hash, i, |p| {
-                topic
-                    .docs
-                    .get(p as usize)
-                    .is_some_and(|d| bytes_eq(run.docno(d), docno))
-            });
+            let docno_of = |p: u32| topic.docs.get(p as usize).map(|d| run.docno(d));
+            let earlier = seen.find_or_insert(
+                hash,
+                i,
+                |p| docno_of(p).is_some_and(|d| bytes_eq(d, docno)),
+                |p| docno_of(p).map_or(0, docno_hash),
+            );
             match earlier.filter(|&p| (p as usize) < topic.docs.len()) {
                 None => {}
                 Some(earlier) => {
