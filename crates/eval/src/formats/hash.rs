@@ -747,6 +747,14 @@ mod tests {
         }
     }
 
+    /// The key stored at `position` when the i-th entry's position is `i * step`.
+    fn key_at(stored: &[u32], step: u32, position: u32) -> Option<u32> {
+        if !position.is_multiple_of(step) {
+            return None;
+        }
+        stored.get((position / step) as usize).copied()
+    }
+
     /// Against a map: 4-byte slots throughout, or widened to 8 by a position past 65,534, with
     /// hashes spread or crowded onto 97 values (equal kept bits everywhere).
     #[test]
@@ -770,7 +778,7 @@ mod tests {
             let mut stored: Vec<u32> = Vec::new();
             for k in keys {
                 let position = stored.len() as u32 * step;
-                let key_of = |p: u32| (p % step == 0).then(|| stored.get((p / step) as usize)).flatten().copied();
+                let key_of = |p: u32| key_at(&stored, step, p);
                 let got = index.find_or_insert(
                     hash(k),
                     position,
@@ -790,7 +798,7 @@ mod tests {
                 prop_assert!(matches!(index.slots, Slots::Narrow(_)));
             }
             index.shrink_to_fit();
-            let key_of = |p: u32| (p % step == 0).then(|| stored.get((p / step) as usize)).flatten().copied();
+            let key_of = |p: u32| key_at(&stored, step, p);
             for (k, position) in &model {
                 prop_assert_eq!(index.find(hash(*k), |p| key_of(p) == Some(*k)), Some(*position));
             }
