@@ -176,6 +176,21 @@ impl Workspace {
         }
     }
 
+    /// A whole file held in memory, loaded in one slice (as `LoadStart`, `LoadChunk`,
+    /// `LoadEnd`): the answers to its end.
+    pub fn load_whole(&mut self, id: FileId, name: &str, bytes: &[u8]) -> Vec<Response> {
+        self.handle(Request::LoadStart {
+            id,
+            name: name.into(),
+            size: bytes.len() as u64,
+        });
+        self.handle(Request::LoadChunk {
+            id,
+            bytes: bytes.to_vec(),
+        });
+        self.handle(Request::LoadEnd { id })
+    }
+
     fn remove(&mut self, id: FileId) {
         self.loading.remove(&id);
         self.scores.remove(&id);

@@ -736,16 +736,7 @@ mod tests {
     }
 
     fn load_text(ws: &mut Workspace, id: FileId, name: &str, text: &str) -> Response {
-        ws.handle(Request::LoadStart {
-            id,
-            name: name.into(),
-            size: text.len() as u64,
-        });
-        ws.handle(Request::LoadChunk {
-            id,
-            bytes: text.as_bytes().to_vec(),
-        });
-        ws.handle(Request::LoadEnd { id }).remove(0)
+        ws.load_whole(id, name, text.as_bytes()).remove(0)
     }
 
     /// The anchor's passages as `ragscope utility`'s run-mode inputs (as crates/cli/tests/

@@ -15,16 +15,7 @@ fn fixture(name: &str) -> Vec<u8> {
 }
 
 fn load(ws: &mut Workspace, id: u32, name: &str, bytes: &[u8]) -> Response {
-    ws.handle(Request::LoadStart {
-        id,
-        name: name.into(),
-        size: bytes.len() as u64,
-    });
-    ws.handle(Request::LoadChunk {
-        id,
-        bytes: bytes.to_vec(),
-    });
-    ws.handle(Request::LoadEnd { id }).remove(0)
+    ws.load_whole(id, name, bytes).remove(0)
 }
 
 fn report(ws: &mut Workspace) -> Option<AnswersReport> {

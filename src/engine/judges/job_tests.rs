@@ -25,16 +25,7 @@ const PASSAGES: &str = concat!(
 const RUN: &str = "q1 Q0 d1 1 3.0 r\nq1 Q0 d2 2 2.0 r\nq1 Q0 d9 3 1.0 r\nq2 Q0 d3 1 2.0 r\nq2 Q0 d4 2 1.0 r\nq3 Q0 d1 1 1.0 r\n";
 
 fn load(ws: &mut Workspace, id: u32, name: &str, text: &str) -> FileKind {
-    ws.handle(Request::LoadStart {
-        id,
-        name: name.into(),
-        size: text.len() as u64,
-    });
-    ws.handle(Request::LoadChunk {
-        id,
-        bytes: text.as_bytes().to_vec(),
-    });
-    match ws.handle(Request::LoadEnd { id }).pop() {
+    match ws.load_whole(id, name, text.as_bytes()).pop() {
         Some(Response::Loaded { kind, .. }) => kind,
         other => panic!("{name}: {other:?}"),
     }

@@ -16,16 +16,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 fn load(ws: &mut Workspace, id: u32, name: &str, text: &str) -> Result<FileKind, String> {
-    ws.handle(Request::LoadStart {
-        id,
-        name: name.into(),
-        size: text.len() as u64,
-    });
-    ws.handle(Request::LoadChunk {
-        id,
-        bytes: text.as_bytes().to_vec(),
-    });
-    match ws.handle(Request::LoadEnd { id }).pop() {
+    match ws.load_whole(id, name, text.as_bytes()).pop() {
         Some(Response::Loaded { kind, .. }) => Ok(kind),
         Some(Response::LoadFailed { error, .. }) => Err(error),
         other => panic!("{name}: {other:?}"),

@@ -12,7 +12,7 @@ use crate::protocol::judges::{
     JudgeOutcome, JudgeRequest, JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs,
     UtilityTemplate,
 };
-use crate::protocol::{FileKind, Request, Response};
+use crate::protocol::{FileKind, Response};
 use ragscope_infer::gguf::VecSource;
 use ragscope_judge::fake::{self, fake_alternative_logprob, FakeServer};
 use ragscope_judge::native::{ThreadRuntime, UreqTransport};
@@ -27,16 +27,7 @@ const TEMPLATE: &str =
                         {% if add_generation_prompt %}<|assistant|>\n{% endif %}";
 
 fn load(ws: &mut Workspace, id: u32, name: &str, text: &str) -> FileKind {
-    ws.handle(Request::LoadStart {
-        id,
-        name: name.into(),
-        size: text.len() as u64,
-    });
-    ws.handle(Request::LoadChunk {
-        id,
-        bytes: text.as_bytes().to_vec(),
-    });
-    match ws.handle(Request::LoadEnd { id }).pop() {
+    match ws.load_whole(id, name, text.as_bytes()).pop() {
         Some(Response::Loaded { kind, .. }) => kind,
         other => panic!("{name}: {other:?}"),
     }

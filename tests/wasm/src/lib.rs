@@ -12,3 +12,10 @@ pub fn skip(reason: &str) {
     #[cfg(target_arch = "wasm32")]
     web_sys::console::log_1(&format!("SKIPPED: {reason}").into());
 }
+
+/// A Blob of `bytes`, as a picked file is.
+#[cfg(target_arch = "wasm32")]
+pub fn blob(bytes: &[u8]) -> web_sys::Blob {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("a Blob from bytes")
+}

@@ -4,36 +4,23 @@
 //! CPU engine's byte for byte. Without WebGPU: `SKIPPED:` (a failure under `cargo xtask test`).
 #![cfg(target_arch = "wasm32")]
 
+use ragscope_wasm_tests::blob;
 use ragscope_web::blob_source::BlobSource;
 use ragscope_web::engine::inference::open_model;
 use ragscope_web::engine::Workspace;
 use ragscope_web::protocol::answering::{AnswerEvent, AnswerSource, AnswerStart};
 use ragscope_web::protocol::compute::{BackendChoice, ComputeEvent};
-use ragscope_web::protocol::{FileKind, Request, Response};
+use ragscope_web::protocol::{FileKind, Response};
 use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 const MODEL: &[u8] = include_bytes!("../../../crates/infer/tests/fixtures/llama-f32.gguf");
 const CONTEXTS: &str = include_str!("../../../crates/cli/tests/fixtures/answer/contexts.jsonl");
 
-fn blob(bytes: &[u8]) -> web_sys::Blob {
-    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
-    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("a Blob from bytes")
-}
-
 /// The answer fixture's contexts loaded and the tiny model opened, an answer job started.
 fn started() -> Workspace {
     let mut ws = Workspace::default();
-    ws.handle(Request::LoadStart {
-        id: 0,
-        name: "contexts.jsonl".into(),
-        size: CONTEXTS.len() as u64,
-    });
-    ws.handle(Request::LoadChunk {
-        id: 0,
-        bytes: CONTEXTS.as_bytes().to_vec(),
-    });
-    let loaded = ws.handle(Request::LoadEnd { id: 0 });
+    let loaded = ws.load_whole(0, "contexts.jsonl", CONTEXTS.as_bytes());
     assert!(
         matches!(
             loaded[..],

@@ -6,12 +6,13 @@
 //! nothing computed before the loss is lost or changed. Without WebGPU: `SKIPPED:`.
 #![cfg(target_arch = "wasm32")]
 
+use ragscope_wasm_tests::blob;
 use ragscope_web::blob_source::BlobSource;
 use ragscope_web::engine::inference::gpu::Outcome;
 use ragscope_web::engine::inference::open_model;
 use ragscope_web::engine::Workspace;
 use ragscope_web::protocol::compute::{ComputeEvent, ComputeSource, MemoryReport};
-use ragscope_web::protocol::{FileKind, Request, Response};
+use ragscope_web::protocol::{FileKind, Response};
 use serde_json::Value;
 use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
@@ -20,24 +21,10 @@ const MODEL: &[u8] = include_bytes!("../../../crates/infer/tests/fixtures/llama-
 const ORACLE: &str = include_str!("../../../crates/infer/tests/fixtures/llama-f32.json");
 const UDCG: &str = include_str!("../../../../shared/data/udcg/dataset_with_scores.json");
 
-fn blob(bytes: &[u8]) -> web_sys::Blob {
-    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
-    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("a Blob from bytes")
-}
-
 /// The UDCG anchor loaded and the tiny model's weights on a WebGPU device, its utilities job
 /// started on it: the adapter's label, or `None` (skipped) without WebGPU.
 async fn started(ws: &mut Workspace) -> Option<String> {
-    ws.handle(Request::LoadStart {
-        id: 0,
-        name: "dataset_with_scores.json".into(),
-        size: UDCG.len() as u64,
-    });
-    ws.handle(Request::LoadChunk {
-        id: 0,
-        bytes: UDCG.as_bytes().to_vec(),
-    });
-    let loaded = ws.handle(Request::LoadEnd { id: 0 });
+    let loaded = ws.load_whole(0, "dataset_with_scores.json", UDCG.as_bytes());
     assert!(
         matches!(
             loaded[..],

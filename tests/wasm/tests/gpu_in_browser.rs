@@ -13,6 +13,7 @@ use ragscope_infer::generate::{greedy_cpu, GreedyOptions, StopReason};
 use ragscope_infer::gpu::{GpuContext, GpuError, GpuModel};
 use ragscope_infer::utility::token_probability;
 use ragscope_infer::{GgufFile, Model, Tokenizer};
+use ragscope_wasm_tests::blob;
 use ragscope_web::blob_source::BlobSource;
 use serde_json::Value;
 use wasm_bindgen_test::*;
@@ -62,11 +63,6 @@ const FIXTURES: &[(&str, &[u8], &str)] = &[
 ];
 
 const DECODE: &str = include_str!("../../../crates/infer/tests/fixtures/decode.json");
-
-fn blob(bytes: &[u8]) -> web_sys::Blob {
-    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
-    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("a Blob from bytes")
-}
 
 fn ids(v: &Value) -> Vec<u32> {
     v.as_array()

@@ -5,6 +5,7 @@
 
 use ragscope_infer::utility::token_probability;
 use ragscope_infer::{GgufFile, Model, Tokenizer};
+use ragscope_wasm_tests::blob;
 use ragscope_web::blob_source::BlobSource;
 use serde_json::Value;
 use wasm_bindgen_test::*;
@@ -12,11 +13,6 @@ wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
 const MODEL: &[u8] = include_bytes!("../../../crates/infer/tests/fixtures/llama-f32.gguf");
 const ORACLE: &str = include_str!("../../../crates/infer/tests/fixtures/llama-f32.json");
-
-fn blob(bytes: &[u8]) -> web_sys::Blob {
-    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
-    web_sys::Blob::new_with_u8_array_sequence(&parts).expect("a Blob from bytes")
-}
 
 fn ids(v: &Value) -> Vec<u32> {
     v.as_array()
