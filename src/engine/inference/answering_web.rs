@@ -7,10 +7,12 @@
 //! the CPU engine), saying why. A step that runs out of GPU memory is retried with half as many
 //! prompts on a new device (halved again while they still run out), and the run keeps that size.
 
+use super::answering::AnswerJob;
 use super::answering::GPU_STEP_PROMPTS;
-use super::gpu::{self, GpuSlot};
+use super::gpu::{self, GaveUp, GpuSlot, StepError};
 use super::job_messages::{read_messages, Next, RunningJob};
 use super::web::{choose_backend, now_seconds, send};
+use super::LocalModel;
 use super::CPU_LABEL;
 use crate::engine::Workspace;
 use crate::protocol::answering::{AnswerEvent, AnswerStart};
@@ -40,18 +42,8 @@ pub async fn drive(scope: &mut Scope, ws: &mut Workspace, start: AnswerStart) ->
     run(scope, ws).await
 }
 
-enum StepError {
-    /// A prompt no backend can answer (too long for the model, a bad template).
-    Prompt(String),
-    /// The GPU failed on a step of this many prompts.
-    Gpu(GpuError, usize),
-}
-
 /// Answers the next prompts of the current question on the GPU.
-async fn gpu_step(ws: &mut Workspace) -> Result<(), StepError> {
-    let (Some(local), Some(job)) = (ws.local.as_ref(), ws.answering.job.as_mut()) else {
-        return Err(StepError::Prompt("nothing to answer".into()));
-    };
+async fn gpu_step(local: &LocalModel, job: &mut AnswerJob) -> Result<(), StepError> {
     let GpuSlot::Ready(g) = &local.gpu else {
         return Err(StepError::Gpu(
             GpuError::DeviceLost("no WebGPU device".into()),
@@ -81,25 +73,35 @@ async fn gpu_step(ws: &mut Workspace) -> Result<(), StepError> {
 /// a second failure (or any other GPU error) moves the run to the CPU. The new backend, when it
 /// changed, is returned for the panel.
 async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo>, String> {
-    let (first, batch) = match gpu_step(ws).await {
+    let (Some(local), Some(job)) = (ws.local.as_mut(), ws.answering.job.as_mut()) else {
+        return Err("nothing to answer".into());
+    };
+    let (first, batch) = match gpu_step(local, job).await {
         Ok(()) => return Ok(None),
         Err(StepError::Prompt(e)) => return Err(e),
         Err(StepError::Gpu(e, batch)) => (e, batch),
     };
     let failure = if matches!(first, GpuError::OutOfMemory(_)) && batch > 1 {
-        match smaller_steps(ws, batch).await {
-            Ok(Some(info)) => return Ok(Some(info)),
-            Ok(None) => return Err("no model".into()),
-            Err(StepOrGpu::Prompt(e)) => return Err(e),
-            Err(StepOrGpu::Gpu(failure)) => format!("{first}; {failure}"),
+        let smaller =
+            gpu::in_smaller_steps(local, batch, async |l: &LocalModel| gpu_step(l, job).await);
+        match smaller.await {
+            Ok(((), room, label)) => {
+                return Ok(Some(BackendInfo {
+                    gpu: true,
+                    label,
+                    reason: format!(
+                        "the WebGPU device ran out of memory on a step of {batch} prompts; steps \
+                         of {room} on a new device worked, and the run goes on with them"
+                    ),
+                }))
+            }
+            Err(GaveUp::Prompt(e)) => return Err(e),
+            Err(GaveUp::Gpu(why)) => format!("{first}; {why}"),
         }
     } else if first.is_device_failure() {
-        let Some(local) = ws.local.as_mut() else {
-            return Err("no model".into());
-        };
         local.gpu = GpuSlot::Untried;
         match gpu::ensure(local).await {
-            Ok(label) => match gpu_step(ws).await {
+            Ok(label) => match gpu_step(local, job).await {
                 Ok(()) => {
                     return Ok(Some(BackendInfo {
                         gpu: true,
@@ -119,12 +121,7 @@ async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo
     } else {
         gpu::reason(&first)
     };
-    if let Some(local) = ws.local.as_mut() {
-        local.gpu = GpuSlot::Failed(failure.clone());
-    }
-    let Some(job) = ws.answer_job() else {
-        return Err("nothing to answer".into());
-    };
+    local.gpu = GpuSlot::Failed(failure.clone());
     job.use_backend(CPU_LABEL, false);
     Ok(Some(BackendInfo {
         gpu: false,
@@ -134,49 +131,6 @@ async fn gpu_step_with_recovery(ws: &mut Workspace) -> Result<Option<BackendInfo
             job.progress.done
         ),
     }))
-}
-
-/// Why smaller steps did not get the run going again.
-enum StepOrGpu {
-    Prompt(String),
-    Gpu(String),
-}
-
-/// After a step of `batch` prompts ran out of memory: steps of half as many on a new device,
-/// halved again while they still run out. The backend for the panel once one fits (the run
-/// keeps that size; `None`: the model is gone), or why not.
-async fn smaller_steps(
-    ws: &mut Workspace,
-    mut batch: usize,
-) -> Result<Option<BackendInfo>, StepOrGpu> {
-    let first = batch;
-    loop {
-        let Some(local) = ws.local.as_mut() else {
-            return Ok(None);
-        };
-        let (room, label) = gpu::halve_and_reopen(local, batch)
-            .await
-            .map_err(StepOrGpu::Gpu)?;
-        match gpu_step(ws).await {
-            Ok(()) => {
-                return Ok(Some(BackendInfo {
-                    gpu: true,
-                    label,
-                    reason: format!(
-                        "the WebGPU device ran out of memory on a step of {first} prompts; steps \
-                         of {room} on a new device worked, and the run goes on with them"
-                    ),
-                }))
-            }
-            Err(StepError::Prompt(e)) => return Err(StepOrGpu::Prompt(e)),
-            Err(StepError::Gpu(GpuError::OutOfMemory(_), b)) if b > 1 => batch = b,
-            Err(StepError::Gpu(e, b)) => {
-                return Err(StepOrGpu::Gpu(format!(
-                    "in steps of {b} on a new device: {e}"
-                )))
-            }
-        }
-    }
 }
 
 /// One answer step on the GPU with the recovery policy (tests drive the job with it).

@@ -154,11 +154,39 @@ pub fn lose_device(local: &LocalModel) -> bool {
     }
 }
 
-enum StepError {
-    /// A passage the model cannot score (too long, bad template): fails on any backend.
+/// Why a GPU step (of utilities or of answers) failed.
+pub(super) enum StepError {
+    /// A prompt no backend can take (too long for the model, a bad template).
     Prompt(String),
-    /// The GPU failed on a batch of this many passages.
+    /// The GPU failed on a step of this many prompts.
     Gpu(GpuError, usize),
+}
+
+/// Why smaller steps did not get a run going again after the device ran out of memory.
+pub(super) enum GaveUp {
+    Prompt(String),
+    Gpu(String),
+}
+
+/// After a step of `batch` prompts ran out of memory: steps of half as many on a new device,
+/// halved again while they still run out (the run keeps the room that fitted). The step's value,
+/// that room and the device's label; or why not.
+pub(super) async fn in_smaller_steps<T>(
+    local: &mut LocalModel,
+    mut batch: usize,
+    mut step: impl AsyncFnMut(&LocalModel) -> Result<T, StepError>,
+) -> Result<(T, usize, String), GaveUp> {
+    loop {
+        let (room, label) = halve_and_reopen(local, batch).await.map_err(GaveUp::Gpu)?;
+        match step(local).await {
+            Ok(value) => return Ok((value, room, label)),
+            Err(StepError::Prompt(e)) => return Err(GaveUp::Prompt(e)),
+            Err(StepError::Gpu(GpuError::OutOfMemory(_), b)) if b > 1 => batch = b,
+            Err(StepError::Gpu(e, b)) => {
+                return Err(GaveUp::Gpu(format!("in steps of {b} on a new device: {e}")))
+            }
+        }
+    }
 }
 
 /// Scores the next batch on the GPU; the number of prompt tokens.
@@ -223,9 +251,23 @@ pub async fn step_with_recovery(ws: &mut Workspace) -> Outcome {
         Err(StepError::Gpu(e, batch)) => (e, batch),
     };
     let failure = if matches!(first, GpuError::OutOfMemory(_)) && batch > 1 {
-        match smaller_batches(local, job, batch).await {
-            Ok(outcome) => return outcome,
-            Err(failure) => format!("{first}; {failure}"),
+        let smaller = in_smaller_steps(local, batch, async |l: &LocalModel| step(l, job).await);
+        match smaller.await {
+            Ok((n, room, label)) => {
+                return Outcome::Recovered(
+                    n,
+                    BackendInfo {
+                        gpu: true,
+                        label,
+                        reason: format!(
+                            "the WebGPU device ran out of memory on a batch of {batch} passages; \
+                             batches of {room} on a new device worked, and the run goes on with them"
+                        ),
+                    },
+                )
+            }
+            Err(GaveUp::Prompt(e)) => return Outcome::Failed(e),
+            Err(GaveUp::Gpu(why)) => format!("{first}; {why}"),
         }
     } else if first.is_device_failure() {
         // Let the failed device go, so `ensure` opens a new one.
@@ -274,40 +316,6 @@ pub async fn step_with_recovery(ws: &mut Workspace) -> Outcome {
                 "WebGPU failed mid-run ({failure}); paused with the {kept} passages already computed kept: Resume continues on the CPU, Cancel drops them"
             ),
         })
-    }
-}
-
-/// After a batch of `batch` passages ran out of memory: batches of half as many on a new device,
-/// halved again while they still run out. The outcome once one fits (the run keeps that size),
-/// or why the GPU gave up.
-async fn smaller_batches(
-    local: &mut LocalModel,
-    job: &mut UtilityJob,
-    mut batch: usize,
-) -> Result<Outcome, String> {
-    let first = batch;
-    loop {
-        let (room, label) = halve_and_reopen(local, batch).await?;
-        match step(local, job).await {
-            Ok(n) => {
-                return Ok(Outcome::Recovered(
-                    n,
-                    BackendInfo {
-                        gpu: true,
-                        label,
-                        reason: format!(
-                            "the WebGPU device ran out of memory on a batch of {first} passages; \
-                             batches of {room} on a new device worked, and the run goes on with them"
-                        ),
-                    },
-                ))
-            }
-            Err(StepError::Prompt(e)) => return Ok(Outcome::Failed(e)),
-            Err(StepError::Gpu(GpuError::OutOfMemory(_), b)) if b > 1 => batch = b,
-            Err(StepError::Gpu(e, b)) => {
-                return Err(format!("in batches of {b} on a new device: {e}"))
-            }
-        }
     }
 }
 

@@ -503,7 +503,7 @@ impl DocnoIndex {
         if narrow && (position > u32::MAX_POSITION || (full && self.size() >= u32::MAX_SLOTS)) {
             self.widen(rehash);
         }
-        if (self.len + 1) * self.spread() > self.size() {
+        if full {
             self.grow();
         }
         let found = match &mut self.slots {

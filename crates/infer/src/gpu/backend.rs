@@ -85,19 +85,21 @@ impl GpuBackend {
             .gpu
             .lock()
             .map_err(|_| GpuError::Device("a previous batch panicked".into()))?;
-        match self.attempt(&slot, prompts, &f) {
-            Err(GpuError::OutOfMemory(why)) if prompts.len() > 1 => {
-                self.in_parts(&mut slot, model, prompts, &f, &join, &why)
-            }
-            Err(e) if e.is_device_failure() => {
+        let split = prompts.len() > 1;
+        let out = match self.attempt(&slot, prompts, &f) {
+            // out of memory on several prompts goes to the split below instead
+            Err(e)
+                if e.is_device_failure() && !(split && matches!(e, GpuError::OutOfMemory(_))) =>
+            {
                 eprintln!("ragscope: {e}; retrying the batch once on a new GPU device");
                 Self::replace_device(&mut slot, model)?;
-                match self.attempt(&slot, prompts, &f) {
-                    Err(GpuError::OutOfMemory(why)) if prompts.len() > 1 => {
-                        self.in_parts(&mut slot, model, prompts, &f, &join, &why)
-                    }
-                    other => other,
-                }
+                self.attempt(&slot, prompts, &f)
+            }
+            other => other,
+        };
+        match out {
+            Err(GpuError::OutOfMemory(why)) if split => {
+                self.in_parts(&mut slot, model, prompts, &f, &join, &why)
             }
             other => other,
         }
