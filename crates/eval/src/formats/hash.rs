@@ -211,7 +211,8 @@ pub fn prefetch<T>(items: &[T]) {
 
 /// The 32-bit tags of the docno hashes seen so far: the in-parse duplicate check only needs
 /// to know whether a tag came back (then the exact check of the whole topic runs), not where,
-/// so a slot is 4 bytes where [`DocnoIndex`] takes 8. Its table (8 KiB for a 1,000-result
+/// so a slot is 4 bytes with a 32-bit tag, where [`DocnoIndex`] keeps 16 bits (or 32 in 8-byte
+/// slots) beside a position. Its table (8 KiB for a 1,000-result
 /// topic, at most half full) then mostly stays in the L1 cache beside the streaming file: its
 /// probe waited on memory in a fifth of `RunParser::track`'s samples at 16 KiB.
 #[derive(Debug, Clone, Default)]
