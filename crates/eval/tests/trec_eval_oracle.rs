@@ -35,22 +35,49 @@ fn cases() -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-fn run_case(args: &[String]) -> Result<String, ragscope_eval::trec_eval::TrecEvalError> {
+/// How the files reach trec_eval: read whole into memory and streamed to the parsers (the
+/// run stored, then scored), or mapped as the CLI does (the run scored while it is parsed,
+/// where the command line allows).
+#[derive(Clone, Copy, Debug)]
+enum Files {
+    Read,
+    Mapped,
+}
+
+fn run_case(
+    files: Files,
+    args: &[String],
+) -> Result<String, ragscope_eval::trec_eval::TrecEvalError> {
     let dir = data_dir();
-    ragscope_eval::trec_eval::run(args, &mut |name: &str| {
-        std::fs::read(dir.join(name)).map_err(|e| e.to_string())
-    })
+    match files {
+        Files::Read => ragscope_eval::trec_eval::run(args, &mut |name: &str| {
+            std::fs::read(dir.join(name)).map_err(|e| e.to_string())
+        }),
+        Files::Mapped => ragscope_eval::trec_eval::run_inputs(args, &mut |name: &str| {
+            ragscope_eval::formats::open_input(&dir.join(name).to_string_lossy())
+                .map_err(|e| e.to_string())
+        }),
+    }
 }
 
 #[test]
 fn every_supported_command_line_matches_byte_for_byte() {
+    check_every_command_line(Files::Read);
+}
+
+#[test]
+fn every_supported_command_line_matches_with_mapped_files() {
+    check_every_command_line(Files::Mapped);
+}
+
+fn check_every_command_line(files: Files) {
     let cases = cases();
     assert!(cases.len() >= 14, "SOURCE.txt lists {} cases", cases.len());
     let mut checked = 0;
     let mut failures = Vec::new();
     for (out, args) in &cases {
         let expected = std::fs::read_to_string(data_dir().join(out)).expect("expected output");
-        match run_case(args) {
+        match run_case(files, args) {
             Ok(actual) if actual == expected => checked += 1,
             Ok(actual) => {
                 let diff: Vec<String> = expected

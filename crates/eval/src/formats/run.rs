@@ -49,6 +49,8 @@ pub struct RunTopic {
     /// Whether the duplicate check at the end must look at this topic: its results were not
     /// all read in one stretch (see `RunParser::track`), or two of them may share a docno.
     unchecked: bool,
+    /// Handed out by [`RunParser::drain`]: only its qid is left here.
+    drained: bool,
 }
 
 impl RunTopic {
@@ -122,6 +124,11 @@ impl Run {
     pub fn num_results(&self) -> usize {
         self.topics.iter().map(|t| t.docs.len()).sum()
     }
+
+    /// The docno bytes, for a parser to reuse (see [`RunParser::drain`]).
+    pub fn into_arena(self) -> Vec<u8> {
+        self.arena
+    }
 }
 
 /// Streaming run parser: `feed` byte chunks of any size, then `finish`.
@@ -142,6 +149,17 @@ pub struct RunParser {
     /// after a skipped line, starts a new [`Stretch`].
     line_topic: usize,
     next_line: u64,
+    /// The topic of the last result read (after a split parse too), which [`drain`] keeps:
+    /// its next line may add to it.
+    ///
+    /// [`drain`]: Self::drain
+    current: Option<usize>,
+    /// Topics before this one were all drained, or are `current`.
+    undrained_from: usize,
+    /// A drained topic got another result (a run whose topics interleave).
+    came_back: bool,
+    /// The duplicate found in a drained topic with the smallest qid, reported by `finish`.
+    drained_duplicate: Option<Box<(String, ParseError)>>,
 }
 
 impl RunParser {
@@ -159,6 +177,10 @@ impl RunParser {
             stretch_docnos: TagSet::default(),
             line_topic: usize::MAX,
             next_line: 0,
+            current: None,
+            undrained_from: 0,
+            came_back: false,
+            drained_duplicate: None,
         }
     }
 
@@ -268,6 +290,8 @@ impl RunParser {
         push_bytes(&mut self.arena, docno);
         let list = &mut self.topics[topic];
         if topic != self.line_topic || line_no != self.next_line {
+            self.came_back |= list.drained;
+            self.current = Some(topic);
             // past u32::MAX results (an error at the end) the last stretch goes on
             if let Ok(first) = u32::try_from(list.docs.len()) {
                 list.stretches.push(Stretch {
@@ -323,7 +347,7 @@ impl RunParser {
     fn absorb(&mut self, other: RunParser, line_offset: u64) {
         let arena_offset = self.arena.len() as u64;
         self.arena.extend_from_slice(&other.arena);
-        for mut topic in other.topics {
+        for (k, mut topic) in other.topics.into_iter().enumerate() {
             for d in &mut topic.docs {
                 d.place += arena_offset << LEN_BITS;
             }
@@ -332,7 +356,11 @@ impl RunParser {
             }
             // a topic new here takes the other parser's list as it is, without a copy
             let index = self.topic_with_room(topic.qid.as_bytes(), Some(0));
+            if other.current == Some(k) {
+                self.current = Some(index);
+            }
             let mine = &mut self.topics[index];
+            self.came_back |= mine.drained;
             if mine.docs.is_empty() {
                 mine.docs = topic.docs;
                 mine.stretches = topic.stretches;
@@ -359,7 +387,96 @@ impl RunParser {
         self.lines.absorb(other.lines, line_offset);
     }
 
+    /// Hands out every topic read so far but the one the last line added to, as a [`Run`] (in
+    /// the order their first lines came; `run_id` empty), so that a caller can score them while
+    /// the rest is parsed and their memory is reused: a run written topic by topic is then never
+    /// held whole. Their docnos stay in the returned run's arena; this parser goes on in
+    /// `arena` (emptied first), with the kept topic's docnos copied there. `None` when there is
+    /// nothing to hand out (`arena` is dropped).
+    ///
+    /// A drained topic with a repeated docno is checked here and reported by [`finish`] as
+    /// it would have been without draining. A drained topic that gets another result later
+    /// (its lines interleave with another topic's) cannot be scored this way: [`came_back`]
+    /// then says so, and the caller must parse the file again without draining; [`finish`]
+    /// refuses such a parser.
+    ///
+    /// [`finish`]: Self::finish
+    /// [`came_back`]: Self::came_back
+    pub fn drain(&mut self, mut arena: Vec<u8>) -> Option<Run> {
+        let keep = self.current;
+        let mut done = Vec::new();
+        let mut depth = None;
+        for (i, t) in self.topics.iter_mut().enumerate().skip(self.undrained_from) {
+            if t.drained || keep == Some(i) || t.docs.is_empty() {
+                continue;
+            }
+            depth = Some(t.docs.len());
+            done.push(RunTopic {
+                qid: t.qid.clone(),
+                docs: std::mem::take(&mut t.docs),
+                stretches: std::mem::take(&mut t.stretches),
+                unchecked: t.unchecked,
+                drained: false,
+            });
+            t.drained = true;
+            t.unchecked = false;
+        }
+        self.undrained_from = keep.map_or(self.topics.len(), |k| k.min(self.topics.len()));
+        if done.is_empty() {
+            return None;
+        }
+        self.depth_hint = depth.unwrap_or(self.depth_hint);
+        // the kept topic's docnos move to the front of the new arena
+        arena.clear();
+        let old = std::mem::replace(&mut self.arena, arena);
+        if let Some(k) = keep {
+            let mut docs = std::mem::take(&mut self.topics[k].docs);
+            for d in &mut docs {
+                let at = (d.place >> LEN_BITS) as usize;
+                let short = d.place & LONG_DOCNO;
+                let len = if short == LONG_DOCNO {
+                    let mut len = [0u8; 8];
+                    len.copy_from_slice(&old[at..at + 8]);
+                    8 + u64::from_le_bytes(len) as usize
+                } else {
+                    short as usize
+                };
+                d.place = (self.arena.len() as u64) << LEN_BITS | short;
+                self.arena.extend_from_slice(&old[at..at + len]);
+            }
+            self.topics[k].docs = docs;
+        }
+        let run = Run {
+            name: self.name.clone(),
+            run_id: String::new(),
+            topics: done,
+            arena: old,
+        };
+        let mut seen = DocnoIndex::default();
+        for topic in run.topics.iter().filter(|t| t.unchecked) {
+            if let Err(e) = check_topic_duplicates(&run, topic, &mut seen) {
+                let first = match &self.drained_duplicate {
+                    Some(held) => topic.qid.as_bytes() < held.0.as_bytes(),
+                    None => true,
+                };
+                if first {
+                    self.drained_duplicate = Some(Box::new((topic.qid.clone(), e)));
+                }
+            }
+        }
+        Some(run)
+    }
+
+    /// Whether a drained topic got more results (see [`drain`](Self::drain)).
+    pub fn came_back(&self) -> bool {
+        self.came_back
+    }
+
     pub fn finish(mut self) -> Result<Run, ParseError> {
+        assert!(
+            !self.came_back,
+            "a run whose drained topics came back must be parsed again without draining"
+        );
         let mut lines = std::mem::take(&mut self.lines);
         lines.finish(|no, line| self.line(no, line))?;
         if self.num_results == 0 {
@@ -371,6 +488,7 @@ impl RunParser {
                 kind: ParseErrorKind::Empty,
             });
         }
+        self.topics.retain(|t| !t.drained);
         self.topics
             .sort_unstable_by(|a, b| a.qid.as_bytes().cmp(b.qid.as_bytes()));
         let run = Run {
@@ -379,8 +497,26 @@ impl RunParser {
             topics: self.topics,
             arena: self.arena,
         };
-        check_duplicates(&run)?;
-        Ok(run)
+        let mut seen = DocnoIndex::default();
+        let left = run
+            .topics
+            .iter()
+            .filter(|t| t.unchecked)
+            .find_map(|t| Some((&t.qid, check_topic_duplicates(&run, t, &mut seen).err()?)));
+        // the first in qid order, drained or not, as one check of all topics would find
+        let first = match (left, self.drained_duplicate.map(|held| *held)) {
+            (Some((qid, e)), Some((drained, d))) => Some(if drained.as_bytes() < qid.as_bytes() {
+                d
+            } else {
+                e
+            }),
+            (Some((_, e)), None) => Some(e),
+            (None, d) => d.map(|(_, d)| d),
+        };
+        match first {
+            Some(e) => Err(e),
+            None => Ok(run),
+        }
     }
 
     fn line(&mut self, line_no: u64, line: &[u8]) -> Result<(), ParseError> {
@@ -422,12 +558,18 @@ impl RunParser {
     fn topic_with_room(&mut self, qid: &[u8], room: Option<usize>) -> usize {
         let (topics, hint) = (&mut self.topics, self.depth_hint);
         self.topic_index.get_or_add(qid, || {
-            let room = room.unwrap_or_else(|| topics.last().map_or(hint, |t| t.docs.len()));
+            let room = room.unwrap_or_else(|| {
+                topics
+                    .last()
+                    .filter(|t| !t.drained)
+                    .map_or(hint, |t| t.docs.len())
+            });
             topics.push(RunTopic {
                 qid: lossy(qid),
                 docs: Vec::with_capacity(room),
                 stretches: Vec::new(),
                 unchecked: false,
+                drained: false,
             });
             topics.len() - 1
         })
@@ -446,11 +588,15 @@ impl RunParser {
 
 /// trec_eval refuses a docno twice in one topic. Topics read in one stretch were checked while
 /// parsing (`RunParser::track`); the others get one probe per document in an index reused
-/// from topic to topic (small enough to stay in cache); equal hashes are confirmed byte for
-/// byte, so the first repeat in file order is reported with the line of its first occurrence.
-fn check_duplicates(run: &Run) -> Result<(), ParseError> {
-    let mut seen = DocnoIndex::default();
-    for topic in run.topics.iter().filter(|t| t.unchecked) {
+/// from topic to topic (`seen`, small enough to stay in cache); equal hashes are confirmed
+/// byte for byte, so the first repeat in file order is reported with the line of its first
+/// occurrence.
+fn check_topic_duplicates(
+    run: &Run,
+    topic: &RunTopic,
+    seen: &mut DocnoIndex,
+) -> Result<(), ParseError> {
+    {
         seen.reset(topic.docs.len());
         for (i, doc) in topic.docs.iter().enumerate() {
             let docno = run.docno(doc);

@@ -10,6 +10,7 @@
 mod args;
 mod format;
 mod measures;
+mod stream;
 mod zscores;
 
 use std::fmt::Write as _;
@@ -21,6 +22,7 @@ pub use args::Args;
 
 use crate::formats::{
     parse_prefs, parse_qrels, parse_qrels_jg, PrefsTopic, Qrels, QrelsTopic, ReadError, Run,
+    RunTopic,
 };
 use crate::measures::prefs::form_prefs_counts;
 use crate::measures::topic::{ranked_rels, NOT_POOLED};
@@ -109,12 +111,20 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
     // Natively the qrels stream to a second thread that parses them while this one reads on,
     // then the run streams in; the qrels text is never held whole (5 MB less at the peak of
     // the 35 MB benchmark). Errors keep trec_eval's order (everything about the qrels first).
+    // A run is scored topic by topic while it is parsed when nothing can fail before the
+    // scores are needed (see `stream`).
+    #[cfg(not(target_arch = "wasm32"))]
+    let plan = stream::Plan::new(&args, format == RelFormat::Qrels, &marked, &meas_params);
     #[cfg(not(target_arch = "wasm32"))]
     let (qrels, run) = match open(qrels_name).map_err(cannot_read_qrels)? {
+        Opened::Whole(bytes) if plan.is_some() => std::thread::scope(|scope| {
+            let plan = plan.as_ref().expect("checked by the guard");
+            stream::read_and_score(scope, (qrels_name, bytes), run_name, open, &args, plan)
+        }),
         // held whole: parsed on a second thread while the run is read
         Opened::Whole(bytes) => std::thread::scope(|scope| {
             let parser = scope.spawn(move || parse_rel_info_whole(qrels_name, &bytes, format));
-            let run = read_run(run_name, open);
+            let run = read_run(run_name, open).map(|run| (run, None));
             let qrels = parser
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -136,7 +146,7 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
                 let _ = join(parser);
                 return Err(cannot_read_qrels(e));
             }
-            let run = read_run(run_name, open);
+            let run = read_run(run_name, open).map(|run| (run, None));
             Ok((join(parser), run))
         })?,
     };
@@ -145,7 +155,7 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
         let qrels_bytes = read_all(open, qrels_name).map_err(cannot_read_qrels)?;
         let qrels = parse_rel_info(qrels_name, &qrels_bytes, format);
         let run = match &qrels {
-            Ok(_) => read_run(run_name, open),
+            Ok(_) => read_run(run_name, open).map(|run| (run, None)),
             Err(_) => Err(TrecEvalError::new("", 2)),
         };
         (qrels, run)
@@ -174,7 +184,25 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
             Some(zscores::Zscores::parse(name, &bytes)?)
         }
     };
-    let selected = measures::init(&marked, &meas_params)?;
+    let selected = selected_measures(&marked, &meas_params)?;
+    let opts = ranking_options(&args);
+    let (run, streamed) = run;
+    evaluate(
+        &args,
+        &qrels,
+        (&run, streamed.as_ref()),
+        &selected,
+        &opts,
+        zscores.as_ref(),
+    )
+}
+
+/// The measures to compute, with their parameters checked.
+fn selected_measures(
+    marked: &[&'static str],
+    params: &[(String, String)],
+) -> Result<Vec<Selected>, TrecEvalError> {
+    let selected = measures::init(marked, params)?;
     if let Some(u) = selected.iter().find(|s| s.family.name == "utility") {
         if u.params.fractions().len() != 4 {
             return Err(TrecEvalError::new(
@@ -183,7 +211,11 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
             ));
         }
     }
-    let opts = RankingOptions {
+    Ok(selected)
+}
+
+fn ranking_options(args: &Args) -> RankingOptions {
+    RankingOptions {
         relevance_level: args
             .relevance_level
             .unwrap_or(1)
@@ -195,8 +227,7 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
         },
         judged_only: args.judged_only,
         num_docs_in_coll: args.num_docs_in_coll.unwrap_or(0),
-    };
-    evaluate(&args, &qrels, &run, &selected, &opts, zscores.as_ref())
+    }
 }
 
 /// trec_eval's `-R` rel_info formats.
@@ -353,30 +384,43 @@ fn parse_rel_info(name: &str, bytes: &[u8], format: RelFormat) -> Result<RelInfo
 }
 
 fn read_run(name: &str, open: &mut OpenInput) -> Result<Run, TrecEvalError> {
-    let quit =
-        |why: String| TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2);
-    let cannot = |e: String| {
-        quit(format!(
-            "trec_eval.get_results: Cannot read results file '{name}': {e}\n"
-        ))
-    };
-    let file = open(name).map_err(cannot)?;
+    read_opened_run(name, open(name))
+}
+
+fn read_opened_run(name: &str, file: Result<Opened, String>) -> Result<Run, TrecEvalError> {
+    let file = file.map_err(|e| cannot_read_run(name, e))?;
     crate::formats::read_run_input(name, file).map_err(|e| match e {
-        ReadError::Io(e) => cannot(e.to_string()),
-        ReadError::Parse(e) => quit(format!("trec_eval.get_results: {e}\n")),
+        ReadError::Io(e) => cannot_read_run(name, e.to_string()),
+        ReadError::Parse(e) => bad_run(name, e),
     })
+}
+
+fn cannot_read_run(name: &str, why: String) -> TrecEvalError {
+    run_quit(
+        name,
+        format!("trec_eval.get_results: Cannot read results file '{name}': {why}\n"),
+    )
+}
+
+fn bad_run(name: &str, e: crate::formats::ParseError) -> TrecEvalError {
+    run_quit(name, format!("trec_eval.get_results: {e}\n"))
+}
+
+fn run_quit(name: &str, why: String) -> TrecEvalError {
+    TrecEvalError::new(format!("{why}trec_eval: Quit in file '{name}'\n"), 2)
 }
 
 /// What scoring the topics needs besides the topics themselves.
 struct Context<'a> {
     args: &'a Args,
     qrels: &'a RelInfo,
-    run: &'a Run,
     selected: &'a [Selected],
     opts: &'a RankingOptions,
     zscores: Option<&'a zscores::Zscores>,
     /// Values per topic: the sum of every selected family's names.
     width: usize,
+    /// Topics scored while the run was parsed, if any (then left out of the run).
+    streamed: Option<&'a stream::Streamed>,
 }
 
 /// The values of a contiguous range of topics, flat (`width` per topic), with what the
@@ -391,7 +435,7 @@ struct Scored {
 fn evaluate(
     args: &Args,
     qrels: &RelInfo,
-    run: &Run,
+    (run, streamed): (&Run, Option<&stream::Streamed>),
     selected: &[Selected],
     opts: &RankingOptions,
     zscores: Option<&zscores::Zscores>,
@@ -400,11 +444,11 @@ fn evaluate(
     let ctx = Context {
         args,
         qrels,
-        run,
         selected,
         opts,
         zscores,
         width: selected.iter().map(|s| s.names.len()).sum(),
+        streamed,
     };
     let all = 0..qrels.topics.len();
     // Natively, many topics are scored on two threads (each topic is independent, and
@@ -415,8 +459,8 @@ fn evaluate(
     let scored = if all.len() >= 64 && crate::formats::parallel::threads() > 1 {
         let mid = all.len() / 2;
         let (first, second) = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| score_topics(&ctx, mid..all.end));
-            let first = score_topics(&ctx, 0..mid);
+            let worker = scope.spawn(|| score_topics(&ctx, run, mid..all.end));
+            let first = score_topics(&ctx, run, 0..mid);
             let second = worker
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -427,149 +471,196 @@ fn evaluate(
         first.relstrings.extend(second.relstrings);
         first
     } else {
-        score_topics(&ctx, all)?
+        score_topics(&ctx, run, all)?
     };
     #[cfg(target_arch = "wasm32")]
-    let scored = score_topics(&ctx, all)?;
-    print(&ctx, &scored)
+    let scored = score_topics(&ctx, run, all)?;
+    print(&ctx, run, &scored)
 }
 
 /// Scores topics `range` of the qrels: every selected family's values, in order.
-fn score_topics(ctx: &Context, range: std::ops::Range<usize>) -> Result<Scored, TrecEvalError> {
-    let Context {
-        args,
-        qrels,
-        run,
-        selected,
-        opts,
-        zscores,
-        width,
-    } = *ctx;
+fn score_topics(
+    ctx: &Context,
+    run: &Run,
+    range: std::ops::Range<usize>,
+) -> Result<Scored, TrecEvalError> {
     let mut scored = Scored {
-        values: Vec::with_capacity(range.len() * width),
+        values: Vec::with_capacity(range.len() * ctx.width),
         ..Scored::default()
     };
-    let mut values: Vec<Vec<f64>> = selected.iter().map(|s| vec![0.0; s.names.len()]).collect();
-    let mut group_values: Vec<f64> = Vec::new();
-    let mut scratch = Vec::new();
-    let mut rels: Vec<Vec<i32>> = Vec::new();
-    let bogus = [NOT_POOLED];
-    let first_prefs = selected.iter().find(|s| s.family.input == Input::Prefs);
-    let wants_relstring = args.query_flag && selected.iter().any(|s| s.family.name == "relstring");
+    let mut buffers = TopicBuffers::new(ctx);
     for topic_index in range {
-        let (qid, groups) = &qrels.topics[topic_index];
+        if let Some(streamed) = ctx.streamed {
+            if streamed.copy_to(topic_index, ctx.width, &mut scored) {
+                continue;
+            }
+        }
+        let qid = &ctx.qrels.topics[topic_index].0;
         let run_topic = run.topic(qid);
-        let missing = match run_topic {
-            Some(_) => false,
-            None if args.complete => true,
-            None => {
-                return Err(TrecEvalError::new(
-                    format!(
-                        "trec_eval: topic '{qid}' is in the qrels '{}' but has no results in '{}'; \
-                         use -c to score it as an empty ranking\n",
-                        qrels.name,
-                        run.name()
-                    ),
-                    4,
-                ))
-            }
-        };
-        rels.resize_with(groups.len(), Vec::new);
-        if let Some(rt) = run_topic {
-            for (qt, ranked) in groups.iter().zip(rels.iter_mut()) {
-                ranked_rels(run, rt, qt, opts, &mut scratch, ranked);
-            }
+        if run_topic.is_none() && !ctx.args.complete {
+            return Err(TrecEvalError::new(
+                format!(
+                    "trec_eval: topic '{qid}' is in the qrels '{}' but has no results in '{}'; \
+                     use -c to score it as an empty ranking\n",
+                    ctx.qrels.name,
+                    run.name()
+                ),
+                4,
+            ));
         }
-        // trec_eval scores a missing topic as one non-pooled document, then zeroes the
-        // few values that would reveal that document.
-        let evals: Vec<TopicEval> = groups
-            .iter()
-            .zip(&rels)
-            .map(|(qt, ranked)| {
-                TopicEval::new(
-                    if missing { &bogus } else { ranked },
-                    qt.levels(),
-                    opts.relevance_level,
-                    opts.judged_only,
-                    opts.num_docs_in_coll,
-                )
-            })
-            .collect();
-        let no_judgments = TopicEval::new(&[], &[], opts.relevance_level, false, 0);
-        let t = evals.first().unwrap_or(&no_judgments);
-        let pref_counts = match first_prefs {
-            Some(first) => Some(
-                form_prefs_counts(run, run_topic, &qrels.prefs[topic_index], opts.max_docs)
-                    .map_err(|e| {
-                        let message = if e.exit_code == 134 {
-                            e.message
-                        } else {
-                            format!(
-                                "{}trec_eval: Can't calculate measure '{}'\n",
-                                e.message, first.family.name
-                            )
-                        };
-                        TrecEvalError::new(message, e.exit_code)
-                    })?,
-            ),
-            None => None,
-        };
-        for (s, vals) in selected.iter().zip(values.iter_mut()) {
-            vals.iter_mut().for_each(|v| *v = 0.0);
-            if let (Some(kernel), Some(pc)) = (s.family.prefs_kernel, &pref_counts) {
-                vals[0] = kernel(pc);
-            } else if s.family.input == Input::JudgmentGroups {
-                for group in &evals {
-                    group_values.clear();
-                    group_values.resize(vals.len(), 0.0);
-                    (s.family.compute)(group, &s.params, &mut group_values);
-                    for (v, g) in vals.iter_mut().zip(&group_values) {
-                        *v += g;
-                    }
-                }
-                if evals.len() > 1 {
-                    vals.iter_mut().for_each(|v| *v /= evals.len() as f64);
-                }
-            } else {
-                (s.family.compute)(t, &s.params, vals);
-            }
-            if missing {
-                for (name, v) in s.names.iter().zip(vals.iter_mut()) {
-                    if name == "num_ret"
-                        || name == "utility"
-                        || name == "rbp_resid"
-                        || name.starts_with("unj")
-                    {
-                        *v = 0.0;
-                    }
-                }
-            }
-            if let Some(zs) = zscores {
-                for (name, v) in s.names.iter().zip(vals.iter_mut()) {
-                    *v = zs.convert(qid, name, *v);
-                }
-            }
-            scored.values.extend_from_slice(vals);
-        }
-        if wants_relstring {
-            let text = match selected.iter().find(|s| s.family.name == "relstring") {
-                Some(s) if !missing => {
-                    relstring(t, s.params.fractions().first().copied().unwrap_or(10.0))
-                }
-                _ => String::new(),
-            };
-            scored.relstrings.push(text);
-        }
+        score_topic(ctx, topic_index, run, run_topic, &mut buffers, &mut scored)?;
     }
     Ok(scored)
 }
 
-/// Sums the scored topics in topic order and prints what trec_eval prints.
-fn print(ctx: &Context, scored: &Scored) -> Result<String, TrecEvalError> {
+/// What scoring a topic needs besides its data, reused from topic to topic.
+struct TopicBuffers {
+    values: Vec<Vec<f64>>,
+    group_values: Vec<f64>,
+    scratch: Vec<(u64, u32)>,
+    rels: Vec<Vec<i32>>,
+}
+
+impl TopicBuffers {
+    fn new(ctx: &Context) -> Self {
+        TopicBuffers {
+            values: ctx
+                .selected
+                .iter()
+                .map(|s| vec![0.0; s.names.len()])
+                .collect(),
+            group_values: Vec::new(),
+            scratch: Vec::new(),
+            rels: Vec::new(),
+        }
+    }
+}
+
+/// Appends the values of qrels topic `topic_index` to `scored`: every selected family's, in
+/// order. `run_topic` is its results in `run`; a topic without any is scored as trec_eval's
+/// `-c` does.
+fn score_topic(
+    ctx: &Context,
+    topic_index: usize,
+    run: &Run,
+    run_topic: Option<&RunTopic>,
+    buffers: &mut TopicBuffers,
+    scored: &mut Scored,
+) -> Result<(), TrecEvalError> {
     let Context {
         args,
         qrels,
-        run,
+        selected,
+        opts,
+        zscores,
+        ..
+    } = *ctx;
+    let TopicBuffers {
+        values,
+        group_values,
+        scratch,
+        rels,
+    } = buffers;
+    let bogus = [NOT_POOLED];
+    let first_prefs = selected.iter().find(|s| s.family.input == Input::Prefs);
+    let wants_relstring = args.query_flag && selected.iter().any(|s| s.family.name == "relstring");
+    let (qid, groups) = &qrels.topics[topic_index];
+    let missing = run_topic.is_none();
+    rels.resize_with(groups.len(), Vec::new);
+    if let Some(rt) = run_topic {
+        for (qt, ranked) in groups.iter().zip(rels.iter_mut()) {
+            ranked_rels(run, rt, qt, opts, scratch, ranked);
+        }
+    }
+    // trec_eval scores a missing topic as one non-pooled document, then zeroes the
+    // few values that would reveal that document.
+    let evals: Vec<TopicEval> = groups
+        .iter()
+        .zip(rels.iter())
+        .map(|(qt, ranked)| {
+            TopicEval::new(
+                if missing { &bogus } else { ranked },
+                qt.levels(),
+                opts.relevance_level,
+                opts.judged_only,
+                opts.num_docs_in_coll,
+            )
+        })
+        .collect();
+    let no_judgments = TopicEval::new(&[], &[], opts.relevance_level, false, 0);
+    let t = evals.first().unwrap_or(&no_judgments);
+    let pref_counts = match first_prefs {
+        Some(first) => Some(
+            form_prefs_counts(run, run_topic, &qrels.prefs[topic_index], opts.max_docs).map_err(
+                |e| {
+                    let message = if e.exit_code == 134 {
+                        e.message
+                    } else {
+                        format!(
+                            "{}trec_eval: Can't calculate measure '{}'\n",
+                            e.message, first.family.name
+                        )
+                    };
+                    TrecEvalError::new(message, e.exit_code)
+                },
+            )?,
+        ),
+        None => None,
+    };
+    for (s, vals) in selected.iter().zip(values.iter_mut()) {
+        vals.iter_mut().for_each(|v| *v = 0.0);
+        if let (Some(kernel), Some(pc)) = (s.family.prefs_kernel, &pref_counts) {
+            vals[0] = kernel(pc);
+        } else if s.family.input == Input::JudgmentGroups {
+            for group in &evals {
+                group_values.clear();
+                group_values.resize(vals.len(), 0.0);
+                (s.family.compute)(group, &s.params, group_values);
+                for (v, g) in vals.iter_mut().zip(group_values.iter()) {
+                    *v += g;
+                }
+            }
+            if evals.len() > 1 {
+                vals.iter_mut().for_each(|v| *v /= evals.len() as f64);
+            }
+        } else {
+            (s.family.compute)(t, &s.params, vals);
+        }
+        if missing {
+            for (name, v) in s.names.iter().zip(vals.iter_mut()) {
+                if name == "num_ret"
+                    || name == "utility"
+                    || name == "rbp_resid"
+                    || name.starts_with("unj")
+                {
+                    *v = 0.0;
+                }
+            }
+        }
+        if let Some(zs) = zscores {
+            for (name, v) in s.names.iter().zip(vals.iter_mut()) {
+                *v = zs.convert(qid, name, *v);
+            }
+        }
+        scored.values.extend_from_slice(vals);
+    }
+    if wants_relstring {
+        let text = match selected.iter().find(|s| s.family.name == "relstring") {
+            Some(s) if !missing => {
+                relstring(t, s.params.fractions().first().copied().unwrap_or(10.0))
+            }
+            _ => String::new(),
+        };
+        scored.relstrings.push(text);
+    }
+    Ok(())
+}
+
+/// Sums the scored topics in topic order and prints what trec_eval prints.
+fn print(ctx: &Context, run: &Run, scored: &Scored) -> Result<String, TrecEvalError> {
+    let Context {
+        args,
+        qrels,
         selected,
         zscores,
         width,
