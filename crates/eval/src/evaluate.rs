@@ -360,3 +360,179 @@ fn score_topic(
         out.push(m.compute(t));
     }
 }
+
+/// [`evaluate_with`] on a run scored in parts: the batches of topics its parser hands out while
+/// it reads ([`crate::formats::parse_handing_out`]), then what is left. The [`Results`] are
+/// [`evaluate_with`]'s on the whole run, value for value: each topic is scored by the same
+/// function, and the topics are put in qrels order at the end.
+pub struct EvaluationInParts<'a> {
+    measures: &'a [Measure],
+    opts: &'a EvalOptions,
+    ranking: RankingOptions,
+    levels: Vec<i32>,
+    scratch: TopicScratch,
+    /// Per qrels topic, its place in `values` once scored.
+    at: Vec<Option<usize>>,
+    scored: usize,
+    values: Vec<Vec<f64>>,
+    unjudged: Vec<usize>,
+}
+
+impl<'a> EvaluationInParts<'a> {
+    pub fn new(qrels: &Qrels, measures: &'a [Measure], opts: &'a EvalOptions) -> Self {
+        let mut levels: Vec<i32> = measures.iter().map(|m| m.level()).collect();
+        levels.sort_unstable();
+        levels.dedup();
+        EvaluationInParts {
+            measures,
+            opts,
+            ranking: RankingOptions {
+                max_docs: opts.max_docs,
+                ..RankingOptions::default()
+            },
+            levels,
+            scratch: TopicScratch::default(),
+            at: vec![None; qrels.topics().len()],
+            scored: 0,
+            values: vec![Vec::new(); measures.len()],
+            unjudged: vec![0; measures.len()],
+        }
+    }
+
+    /// Scores the topics of `part` that the qrels have (the others are never scored).
+    pub fn score(&mut self, qrels: &Qrels, part: &Run) {
+        let context = TopicContext {
+            run: part,
+            measures: self.measures,
+            opts: self.opts,
+            ranking: &self.ranking,
+            levels: &self.levels,
+        };
+        for rt in part.topics() {
+            let qid = rt.qid().as_bytes();
+            let Ok(index) = qrels
+                .topics()
+                .binary_search_by(|t| t.qid().as_bytes().cmp(qid))
+            else {
+                continue;
+            };
+            let qt = &qrels.topics()[index];
+            score_topic(
+                &context,
+                qt,
+                Some(rt),
+                &mut self.scratch,
+                &mut self.values,
+                &mut self.unjudged,
+            );
+            self.at[index] = Some(self.scored);
+            self.scored += 1;
+        }
+    }
+
+    /// Scores the topics of `rest` (the run's last part) and every topic still missing under
+    /// `complete`; returns the results and how many qrels topics the run has no results for.
+    pub fn finish(mut self, qrels: &Qrels, rest: &Run) -> (Results, usize) {
+        let context = TopicContext {
+            run: rest,
+            measures: self.measures,
+            opts: self.opts,
+            ranking: &self.ranking,
+            levels: &self.levels,
+        };
+        let mut topics = Vec::new();
+        let mut values: Vec<Vec<f64>> = vec![Vec::new(); self.measures.len()];
+        let mut missing = 0;
+        for (index, qt) in qrels.topics().iter().enumerate() {
+            if let Some(k) = self.at[index] {
+                for (out, part) in values.iter_mut().zip(&self.values) {
+                    out.push(part[k]);
+                }
+                topics.push(qt.qid().to_string());
+                continue;
+            }
+            let run_topic = rest.topic(qt.qid());
+            if run_topic.is_none() {
+                missing += 1;
+                if !self.opts.complete {
+                    continue;
+                }
+            }
+            score_topic(
+                &context,
+                qt,
+                run_topic,
+                &mut self.scratch,
+                &mut values,
+                &mut self.unjudged,
+            );
+            topics.push(qt.qid().to_string());
+        }
+        let results = Results {
+            run: rest.run_id().to_string(),
+            measures: self.measures.to_vec(),
+            topics,
+            values,
+            unjudged: self.unjudged,
+        };
+        (results, missing)
+    }
+}
+
+/// How many qrels topics `run` has no results for.
+pub fn missing_topics(qrels: &Qrels, run: &Run) -> usize {
+    qrels
+        .topics()
+        .iter()
+        .filter(|t| run.topic(t.qid()).is_none())
+        .count()
+}
+
+/// Natively: [`evaluate_with`] on a run held whole (`bytes`, named `name`), scored while it is
+/// parsed, on a second thread that first gets the qrels (`qrels`: parsed there while the run's
+/// parse starts, or handed over), and gives them back. A run whose topics interleave is parsed
+/// again and scored whole. Returns the qrels, and the results with how many qrels topics the
+/// run lacks (`None` when the qrels failed: nothing was scored).
+#[cfg(not(target_arch = "wasm32"))]
+#[allow(clippy::type_complexity)]
+pub fn read_and_evaluate<E: Send>(
+    name: &str,
+    bytes: crate::formats::SharedBytes,
+    qrels: impl FnOnce() -> Result<Qrels, E> + Send,
+    measures: &[Measure],
+    opts: &EvalOptions,
+) -> (
+    Result<Qrels, E>,
+    Result<Option<(Results, usize)>, crate::formats::ReadError>,
+) {
+    use crate::formats::{parse_handing_out, read_run_input, Input, Parsed, ReadError};
+    let ((qrels, parts), parsed) = parse_handing_out(name, &bytes, |handed, spent| {
+        let qrels = qrels();
+        let parts = qrels.as_ref().ok().map(|q| {
+            let mut parts = EvaluationInParts::new(q, measures, opts);
+            for part in handed {
+                parts.score(q, &part);
+                // the parser may be done already: the arena is then dropped here
+                let _ = spent.send(part.into_arena());
+            }
+            parts
+        });
+        (qrels, parts)
+    });
+    let results = match (&qrels, parsed, parts) {
+        (_, Parsed::Failed(e), _) => Err(ReadError::Parse(e)),
+        (Err(_), _, _) => Ok(None),
+        (Ok(q), Parsed::Rest(rest), Some(parts)) => Ok(Some(parts.finish(q, &rest))),
+        (Ok(q), _, _) => read_run_input(name, Input::Whole(bytes)).map(|run| {
+            Some((
+                evaluate_with(q, &run, measures, opts),
+                missing_topics(q, &run),
+            ))
+        }),
+    };
+    (qrels, results)
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+#[path = "evaluate_in_parts_tests.rs"]
+mod in_parts_tests;

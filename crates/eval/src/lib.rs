@@ -11,8 +11,11 @@ pub mod rag;
 pub mod stats;
 pub mod trec_eval;
 
+#[cfg(not(target_arch = "wasm32"))]
+pub use evaluate::read_and_evaluate;
 pub use evaluate::{
-    evaluate, evaluate_with, try_evaluate, EvalError, EvalOptions, Results, DEFAULT_MEASURES,
+    evaluate, evaluate_with, missing_topics, try_evaluate, EvalError, EvalOptions,
+    EvaluationInParts, Results, DEFAULT_MEASURES,
 };
 pub use formats::{parse_qrels, parse_run, ParseError, Qrels, QrelsParser, Run, RunParser};
 pub use measures::{registry, Measure};

@@ -26,15 +26,23 @@ pub fn read_qrels(path: &str) -> Result<Qrels, String> {
 /// A run read by crates/eval's parser: a regular file mapped and parsed in place, anything
 /// else streamed, never copied whole into memory as text.
 pub fn read_run(path: &str) -> Result<Run, String> {
-    let file = open(path)?;
-    ragscope_eval::formats::read_run_input(path, file).map_err(|e| described(path, e))
+    read_opened_run(path, open(path))
 }
 
-fn open(path: &str) -> Result<ragscope_eval::formats::Input, String> {
+/// [`read_run`] on a file [`open`]ed already.
+pub fn read_opened_run(
+    path: &str,
+    file: Result<ragscope_eval::formats::Input, String>,
+) -> Result<Run, String> {
+    ragscope_eval::formats::read_run_input(path, file?).map_err(|e| described(path, e))
+}
+
+/// A file for the parsers: a regular file mapped, anything else streamed.
+pub fn open(path: &str) -> Result<ragscope_eval::formats::Input, String> {
     ragscope_eval::formats::open_input(path).map_err(|e| format!("cannot read '{path}': {e}"))
 }
 
-fn described(path: &str, e: ReadError) -> String {
+pub fn described(path: &str, e: ReadError) -> String {
     match e {
         ReadError::Io(e) => format!("cannot read '{path}': {e}"),
         ReadError::Parse(e) => e.to_string(),

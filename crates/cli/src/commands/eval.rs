@@ -3,7 +3,11 @@
 use crate::heap;
 use std::process::ExitCode;
 
-use ragscope_eval::{try_evaluate, EvalOptions, Measure, Results};
+use ragscope_eval::formats::Input;
+use ragscope_eval::{
+    evaluate_with, missing_topics, read_and_evaluate, try_evaluate, EvalOptions, Measure, Qrels,
+    Results, Run,
+};
 
 use super::common::{self, json_number, number, Format, Grid};
 
@@ -73,6 +77,14 @@ pub fn evaluate_runs(
         let largest_run = runs.iter().map(|r| heap::file_sizes([r.as_str()])).max();
         heap::file_sizes([setup.qrels]) + largest_run.unwrap_or(0)
     });
+    let plain = setup.utilities.is_none()
+        && setup.erag_outcomes.is_none()
+        && !measures
+            .iter()
+            .any(|m| m.needs_utilities() || m.needs_erag_outcomes());
+    if plain {
+        return evaluate_plain_runs(setup, runs, measures);
+    }
     // The qrels are parsed on a second thread while the first run is (both are independent).
     let (qrels, first_run) = std::thread::scope(|scope| {
         let qrels = scope.spawn(|| common::read_qrels(setup.qrels));
@@ -107,18 +119,7 @@ pub fn evaluate_runs(
         }
         .map_err(|e| format!("ragscope {cmd}: {e}"))?;
         if setup.complete {
-            let missing = qrels
-                .topics()
-                .iter()
-                .filter(|t| run.topic(t.qid()).is_none())
-                .count();
-            if missing > 0 {
-                eprintln!(
-                    "ragscope {cmd}: note: {path} has no results for {missing} of the {} qrels \
-                     topics; they are scored as empty rankings (trec_eval -c)",
-                    qrels.topics().len()
-                );
-            }
+            note_missing(cmd, path, missing_topics(&qrels, &run), &qrels);
         }
         let results = try_evaluate(&qrels, &run, measures, &opts).map_err(|e| match e {
             ragscope_eval::EvalError::MissingEragOutcomes(_) => {
@@ -152,6 +153,89 @@ pub fn evaluate_runs(
         out.push((path.clone(), results));
     }
     Ok(out)
+}
+
+/// [`evaluate_runs`] without utilities or eRAG outcomes: a run held whole (a mapped file) is
+/// scored while it is parsed, on the thread that parsed the qrels (for the first run, while
+/// it was being parsed too), and never held whole (see `parse_handing_out`).
+fn evaluate_plain_runs(
+    setup: &Setup,
+    runs: &[String],
+    measures: &[Measure],
+) -> Result<Vec<(String, Results)>, String> {
+    let cmd = setup.command;
+    let fail = |e: String| format!("ragscope {cmd}: {e}");
+    let opts = EvalOptions {
+        complete: setup.complete,
+        max_docs: setup.max_docs.unwrap_or(usize::MAX),
+        ..EvalOptions::default()
+    };
+    let score = |qrels: &Qrels, run: &Run| {
+        Some((
+            evaluate_with(qrels, run, measures, &opts),
+            missing_topics(qrels, run),
+        ))
+    };
+    let mut qrels: Option<Qrels> = None;
+    let mut out = Vec::new();
+    for path in runs {
+        let had = qrels.take();
+        let (got, scored) = match common::open(path) {
+            Ok(Input::Whole(bytes)) => {
+                let (got, scored) = read_and_evaluate(
+                    path,
+                    bytes,
+                    || had.map_or_else(|| common::read_qrels(setup.qrels), Ok),
+                    measures,
+                    &opts,
+                );
+                (got, scored.map_err(|e| common::described(path, e)))
+            }
+            // stdin, a pipe, or an error to report after the qrels'
+            file => {
+                let (got, run) = match had {
+                    Some(q) => (Ok(q), common::read_opened_run(path, file)),
+                    None => std::thread::scope(|scope| {
+                        let qrels = scope.spawn(|| common::read_qrels(setup.qrels));
+                        let run = common::read_opened_run(path, file);
+                        let qrels = qrels
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                        (qrels, run)
+                    }),
+                };
+                let scored = run.map(|run| got.as_ref().ok().and_then(|q| score(q, &run)));
+                (got, scored)
+            }
+        };
+        let got = got.map_err(fail)?;
+        let (results, missing) = scored
+            .map_err(fail)?
+            .ok_or_else(|| fail(format!("{path} was not scored")))?;
+        if setup.complete {
+            note_missing(cmd, path, missing, &got);
+        }
+        if results.topics.is_empty() {
+            return Err(format!(
+                "ragscope {cmd}: no topic of '{path}' is in the qrels '{}'",
+                setup.qrels
+            ));
+        }
+        qrels = Some(got);
+        out.push((path.clone(), results));
+    }
+    Ok(out)
+}
+
+/// Under `--complete`, says how many qrels topics a run lacks (scored as empty rankings).
+fn note_missing(cmd: &str, path: &str, missing: usize, qrels: &Qrels) {
+    if missing > 0 {
+        eprintln!(
+            "ragscope {cmd}: note: {path} has no results for {missing} of the {} qrels topics; \
+             they are scored as empty rankings (trec_eval -c)",
+            qrels.topics().len()
+        );
+    }
 }
 
 pub fn run(args: Args) -> ExitCode {

@@ -5,6 +5,8 @@
 //! whitespace (spaces or tabs); lines whose first non-blank byte is `#` are comments.
 
 mod error;
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) mod handing_out;
 mod hash;
 mod input;
 pub(crate) mod lines;
@@ -13,9 +15,13 @@ pub(crate) mod parallel;
 mod prefs;
 mod qrels;
 mod run;
+#[cfg(test)]
+pub(crate) mod test_runs;
 mod topic_index;
 
 pub use error::{ParseError, ParseErrorKind};
+#[cfg(not(target_arch = "wasm32"))]
+pub use handing_out::{parse_handing_out, Parsed};
 pub(crate) use hash::docno_hash;
 #[cfg(not(target_arch = "wasm32"))]
 pub use input::open_input;

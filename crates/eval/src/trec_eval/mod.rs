@@ -117,10 +117,23 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
     let plan = stream::Plan::new(&args, format == RelFormat::Qrels, &marked, &meas_params);
     #[cfg(not(target_arch = "wasm32"))]
     let (qrels, run) = match open(qrels_name).map_err(cannot_read_qrels)? {
-        Opened::Whole(bytes) if plan.is_some() => std::thread::scope(|scope| {
+        Opened::Whole(bytes) if plan.is_some() => {
             let plan = plan.as_ref().expect("checked by the guard");
-            stream::read_and_score(scope, (qrels_name, bytes), run_name, open, &args, plan)
-        }),
+            match open(run_name) {
+                Ok(Opened::Whole(run)) => {
+                    stream::read_and_score((qrels_name, bytes), (run_name, run), &args, plan)
+                }
+                run => std::thread::scope(|scope| {
+                    let parser =
+                        scope.spawn(move || parse_rel_info_whole(qrels_name, &bytes, format));
+                    let run = read_opened_run(run_name, run).map(|run| (run, None));
+                    let qrels = parser
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (qrels, run)
+                }),
+            }
+        }
         // held whole: parsed on a second thread while the run is read
         Opened::Whole(bytes) => std::thread::scope(|scope| {
             let parser = scope.spawn(move || parse_rel_info_whole(qrels_name, &bytes, format));

@@ -1,10 +1,6 @@
-//! Scoring a run while it is parsed (natively, for a run file held whole).
-//!
-//! The parser hands out each topic once the next one starts ([`RunParser::drain`]), a second
-//! thread scores it (the one that parsed the qrels, once they are in), and its memory goes back
-//! to the parser: a run written topic by topic is never held whole. In the 35 MB benchmark the
-//! run's results and docnos were 6,200 of a `trec-eval` call's 9,100 page faults, each a zeroed
-//! page, and most of its peak memory.
+//! Scoring a run while it is parsed (natively, for a run file held whole; see
+//! [`crate::formats::parse_handing_out`]): the thread that parses the qrels then scores the
+//! topics the run's parser hands out.
 //!
 //! The output is the stored path's byte for byte, errors included: everything that could fail
 //! before scoring is checked first ([`Plan`]; otherwise the run is stored as before), a drained
@@ -17,7 +13,7 @@ use super::Scored;
 use {
     super::measures::Selected,
     super::{Args, Context, RelInfo, TopicBuffers, TrecEvalError},
-    crate::formats::{Input as Opened, ParseError, Run, RunParser, SharedBytes},
+    crate::formats::{parse_handing_out, Input as Opened, Parsed, Run, SharedBytes},
     crate::measures::RankingOptions,
     std::sync::mpsc,
 };
@@ -73,129 +69,40 @@ impl Plan {
     }
 }
 
-/// Why the parse stopped early.
-#[cfg(not(target_arch = "wasm32"))]
-enum Stop {
-    Parse(ParseError),
-    CameBack,
-}
-
-/// Bytes fed to the parser at a time, as `read_run_input` does.
-#[cfg(not(target_arch = "wasm32"))]
-const SLICE: usize = 4 << 20;
-
-#[cfg(test)]
-thread_local! {
-    /// Tests: the slice size on this thread (small, so that small files drain often), and
-    /// how many topics were handed out and how many runs parsed again.
-    static TEST_SLICE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-    static TEST_COUNTS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn slice_bytes() -> usize {
-    #[cfg(test)]
-    if let Some(bytes) = TEST_SLICE.with(std::cell::Cell::get) {
-        return bytes;
-    }
-    SLICE
-}
-
-/// Tests: counts a handed-out topic or a run parsed again.
-#[cfg(not(target_arch = "wasm32"))]
-#[allow(unused_variables)]
-fn count(topics: usize, reparsed: usize) {
-    #[cfg(test)]
-    TEST_COUNTS.with(|c| {
-        let (t, r) = c.get();
-        c.set((t + topics, r + reparsed));
-    });
-}
-
 /// Parses the qrels (held whole) on a second thread, which then scores the run's topics as the
 /// parser here hands them out. Returns what the stored path's qrels and run reading return,
 /// the run with only the topics not scored yet, and the scores of the others.
 #[cfg(not(target_arch = "wasm32"))]
 #[allow(clippy::type_complexity)]
-pub(super) fn read_and_score<'scope, 'env>(
-    scope: &'scope std::thread::Scope<'scope, 'env>,
-    (qrels_name, qrels_bytes): (&'env str, SharedBytes),
-    run_name: &str,
-    open: &mut super::OpenInput,
-    args: &'env Args,
-    plan: &'env Plan,
+pub(super) fn read_and_score(
+    (qrels_name, qrels_bytes): (&str, SharedBytes),
+    (run_name, run_bytes): (&str, SharedBytes),
+    args: &Args,
+    plan: &Plan,
 ) -> (
     Result<RelInfo, TrecEvalError>,
     Result<(Run, Option<Streamed>), TrecEvalError>,
 ) {
-    let (drained, to_score) = mpsc::channel::<Run>();
-    let (spent_tx, spent) = mpsc::channel::<Vec<u8>>();
-    let scorer = scope.spawn(move || {
+    let ((qrels, streamed), parsed) = parse_handing_out(run_name, &run_bytes, |to_score, spent| {
         let qrels = super::parse_rel_info_whole(qrels_name, &qrels_bytes, super::RelFormat::Qrels);
         let streamed = match &qrels {
             Ok(info) if super::check_formats(info, &plan.selected).is_ok() => {
-                score_drained(args, info, plan, to_score, spent_tx)
+                score_drained(args, info, plan, to_score, spent)
             }
             // dropping `to_score` tells the parser to keep its topics
             _ => None,
         };
         (qrels, streamed)
     });
-    let join = |scorer: std::thread::ScopedJoinHandle<'scope, _>| {
-        scorer
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-    };
-    let bytes = match open(run_name) {
-        Ok(Opened::Whole(bytes)) => bytes,
-        other => {
-            drop(drained);
-            let run = super::read_opened_run(run_name, other);
-            let (qrels, _) = join(scorer);
-            return (qrels, run.map(|run| (run, None)));
-        }
-    };
-    let slice_bytes = slice_bytes();
-    let mut parser = RunParser::new(run_name);
-    parser.expect_bytes(slice_bytes.min(bytes.len()));
-    let mut sending = true;
-    let fed = bytes.feed_in_slices(slice_bytes, |slice| {
-        parser.feed(slice).map_err(Stop::Parse)?;
-        if parser.came_back() {
-            return Err(Stop::CameBack);
-        }
-        if sending {
-            let arena = spent
-                .try_recv()
-                .unwrap_or_else(|_| Vec::with_capacity(slice.len() / 3));
-            if let Some(topics) = parser.drain(arena) {
-                count(topics.topics().len(), 0);
-                sending = drained.send(topics).is_ok();
-            }
-        }
-        Ok(())
-    });
-    drop(drained);
-    let (qrels, streamed) = join(scorer);
-    let run = match fed {
-        Err(Stop::Parse(e)) => Err(super::bad_run(run_name, e)),
+    let run = match (parsed, streamed) {
+        (Parsed::Failed(e), _) => Err(super::bad_run(run_name, e)),
+        (Parsed::Rest(rest), Some(streamed)) => Ok((rest, Some(streamed))),
         // Topics were handed out and not scored (the qrels failed, or their topics did not
         // fit the measures: either error comes first), or a handed-out topic came back: the
         // run is parsed again and kept whole, so every error and score is the stored path's.
-        Err(Stop::CameBack) => stored(run_name, bytes),
-        Ok(()) if !sending || streamed.is_none() => stored(run_name, bytes),
-        Ok(()) => parser
-            .finish()
-            .map(|run| (run, streamed))
-            .map_err(|e| super::bad_run(run_name, e)),
+        _ => super::read_opened_run(run_name, Ok(Opened::Whole(run_bytes))).map(|run| (run, None)),
     };
     (qrels, run)
-}
-
-#[cfg(not(target_arch = "wasm32"))]
-fn stored(name: &str, bytes: SharedBytes) -> Result<(Run, Option<Streamed>), TrecEvalError> {
-    count(0, 1);
-    super::read_opened_run(name, Ok(Opened::Whole(bytes))).map(|run| (run, None))
 }
 
 /// Scores each topic handed out (those of the qrels; others are ignored, as trec_eval does)
