@@ -2,7 +2,7 @@
 //! [`evaluate_with`] gives on the whole run, value for value, and the same parse errors.
 
 use super::*;
-use crate::formats::handing_out::{TEST_COUNTS, TEST_SLICE};
+use crate::formats::handing_out::{TEST_COUNTS, TEST_ONE_THREAD, TEST_SLICE};
 use crate::formats::test_runs::*;
 use crate::formats::{open_input, parse_qrels, parse_run, Input, ReadError};
 use proptest::prelude::*;
@@ -29,7 +29,12 @@ type Outcome = Result<Option<(Results, usize)>, ReadError>;
 
 /// Whole-run evaluation and scoring in parts with `slice`-byte slices, as debug text (NaN
 /// equals NaN there), with the topics handed out.
-fn both(qrels: &[u8], run: &[u8], opts: &EvalOptions, slice: usize) -> (String, String, usize) {
+fn both(
+    qrels: &[u8],
+    run: &[u8],
+    opts: &EvalOptions,
+    (slice, one_thread): (usize, bool),
+) -> (String, String, usize) {
     let measures: Vec<Measure> = MEASURES.iter().map(|m| m.parse().unwrap()).collect();
     let qrels_parsed = parse_qrels("qrels", qrels);
     let whole: Outcome = match parse_run("run", run) {
@@ -46,6 +51,7 @@ fn both(qrels: &[u8], run: &[u8], opts: &EvalOptions, slice: usize) -> (String, 
         panic!("a non-empty file is mapped")
     };
     TEST_SLICE.with(|s| s.set(Some(slice)));
+    TEST_ONE_THREAD.with(|o| o.set(one_thread));
     TEST_COUNTS.with(|c| c.set((0, 0)));
     let (_, parts) = read_and_evaluate(
         "run",
@@ -55,6 +61,7 @@ fn both(qrels: &[u8], run: &[u8], opts: &EvalOptions, slice: usize) -> (String, 
         opts,
     );
     TEST_SLICE.with(|s| s.set(None));
+    TEST_ONE_THREAD.with(|o| o.set(false));
     let handed_out = TEST_COUNTS.with(std::cell::Cell::get).0;
     (format!("{whole:?}"), format!("{parts:?}"), handed_out)
 }
@@ -69,24 +76,31 @@ proptest! {
         complete in any::<bool>(),
         max_docs in prop_oneof![Just(usize::MAX), 0usize..6],
         slice in prop_oneof![1usize..64, 64usize..4096],
+        one_thread in any::<bool>(),
     ) {
         let opts = EvalOptions { complete, max_docs, ..EvalOptions::default() };
         let run = run_text(&blocks);
         // an empty file is read as a stream, never mapped
         prop_assume!(!run.is_empty());
-        let (whole, parts, _) = both(&qrels_text(&judged), &run, &opts, slice);
+        let (whole, parts, _) = both(&qrels_text(&judged), &run, &opts, (slice, one_thread));
         prop_assert_eq!(parts, whole);
     }
 }
 
 #[test]
 fn a_run_written_topic_by_topic_is_scored_in_parts() {
+    // on one thread (the batches wait for the scorer) under `complete`
     for complete in [false, true] {
         let opts = EvalOptions {
             complete,
             ..EvalOptions::default()
         };
-        let (whole, parts, handed_out) = both(&qrels_of(14), &contiguous_run(12, 8), &opts, 200);
+        let (whole, parts, handed_out) = both(
+            &qrels_of(14),
+            &contiguous_run(12, 8),
+            &opts,
+            (200, complete),
+        );
         assert!(whole.starts_with("Ok(Some("), "{whole}");
         assert_eq!(parts, whole);
         assert_eq!(handed_out, 11);
@@ -101,7 +115,7 @@ fn a_run_written_topic_by_topic_is_scored_in_parts() {
 fn large_slices_split_between_threads_are_scored_in_parts() {
     let run = contiguous_run(200, 200);
     let opts = EvalOptions::default();
-    let (whole, parts, handed_out) = both(&qrels_of(200), &run, &opts, 300 << 10);
+    let (whole, parts, handed_out) = both(&qrels_of(200), &run, &opts, (300 << 10, false));
     assert!(
         whole.starts_with("Ok(Some("),
         "{}",

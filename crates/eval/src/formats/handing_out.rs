@@ -29,6 +29,10 @@ pub enum Parsed {
 /// lines came), and should send each batch's arena back (`spent`) for the parser to reuse; it
 /// drops its receiver to take no more (the parse goes on, for its errors, and ends in
 /// [`Parsed::Again`]).
+///
+/// With `RAGSCOPE_THREADS=1` everything runs on this thread, one step after the other: the
+/// parse (the batches wait in the channel), then `scorer`. That is the single-threaded
+/// reference the wasm engine is compared with.
 pub fn parse_handing_out<T: Send>(
     name: &str,
     bytes: &SharedBytes,
@@ -41,8 +45,17 @@ pub fn parse_handing_out<T: Send>(
     }
     let (handed, to_score) = channel::<Run>();
     let (spent_tx, spent) = channel::<Vec<u8>>();
+    let one_thread = super::parallel::threads() == 1 || test_one_thread();
     std::thread::scope(|scope| {
-        let scorer = scope.spawn(move || scorer(to_score, spent_tx));
+        /// The scorer, running or to run.
+        enum Scoring<S, R, H> {
+            Later(S, R),
+            Running(H),
+        }
+        let scoring = match one_thread {
+            true => Scoring::Later(scorer, (to_score, spent_tx)),
+            false => Scoring::Running(scope.spawn(move || scorer(to_score, spent_tx))),
+        };
         let slice_bytes = slice_bytes();
         let mut parser = RunParser::new(name);
         parser.expect_bytes(slice_bytes.min(bytes.len()));
@@ -64,9 +77,12 @@ pub fn parse_handing_out<T: Send>(
             Ok(())
         });
         drop(handed);
-        let scored = scorer
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let scored = match scoring {
+            Scoring::Running(thread) => thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Scoring::Later(scorer, (to_score, spent)) => scorer(to_score, spent),
+        };
         let parsed = match fed {
             Err(Stop::Parse(e)) => Parsed::Failed(e),
             Err(Stop::CameBack) => Parsed::Again,
@@ -89,6 +105,15 @@ thread_local! {
     /// often), and how many topics were handed out and how many parses ended in `Again`.
     pub(crate) static TEST_SLICE: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
     pub(crate) static TEST_COUNTS: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
+    /// Tests: everything on this thread, as with `RAGSCOPE_THREADS=1`.
+    pub(crate) static TEST_ONE_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn test_one_thread() -> bool {
+    #[cfg(test)]
+    return TEST_ONE_THREAD.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
 }
 
 fn slice_bytes() -> usize {
