@@ -492,7 +492,7 @@ pub fn missing_topics(qrels: &Qrels, run: &Run) -> usize {
 /// parsed, on a second thread that first gets the qrels (`qrels`: parsed there while the run's
 /// parse starts, or handed over), and gives them back. A run whose topics interleave is parsed
 /// again and scored whole. Returns the qrels, and the results with how many qrels topics the
-/// run lacks (`None` when the qrels failed: nothing was scored).
+/// run lacks, or the run's parse error; `Ok(None)` whenever the qrels failed (report theirs).
 #[cfg(not(target_arch = "wasm32"))]
 #[allow(clippy::type_complexity)]
 pub fn read_and_evaluate<E: Send>(
@@ -506,22 +506,29 @@ pub fn read_and_evaluate<E: Send>(
     Result<Option<(Results, usize)>, crate::formats::ReadError>,
 ) {
     use crate::formats::{parse_handing_out, read_run_input, Input, Parsed, ReadError};
-    let ((qrels, parts), parsed) = parse_handing_out(name, &bytes, |handed, spent| {
+    let prepare = || {
         let qrels = qrels();
-        let parts = qrels.as_ref().ok().map(|q| {
-            let mut parts = EvaluationInParts::new(q, measures, opts);
-            for part in handed {
-                parts.score(q, &part);
-                // the parser may be done already: the arena is then dropped here
-                let _ = spent.send(part.into_arena());
-            }
-            parts
-        });
+        let parts = qrels
+            .as_ref()
+            .ok()
+            .map(|q| EvaluationInParts::new(q, measures, opts));
         (qrels, parts)
-    });
+    };
+    let score =
+        |(qrels, parts): &mut (Result<Qrels, E>, Option<EvaluationInParts>), part: &Run| match (
+            qrels, parts,
+        ) {
+            (Ok(q), Some(parts)) => {
+                parts.score(q, part);
+                true
+            }
+            _ => false,
+        };
+    let ((qrels, parts), parsed) = parse_handing_out(name, &bytes, prepare, score);
     let results = match (&qrels, parsed, parts) {
-        (_, Parsed::Failed(e), _) => Err(ReadError::Parse(e)),
+        // the qrels' error comes first; the run is not read again for its own
         (Err(_), _, _) => Ok(None),
+        (_, Parsed::Failed(e), _) => Err(ReadError::Parse(e)),
         (Ok(q), Parsed::Rest(rest), Some(parts)) => Ok(Some(parts.finish(q, &rest))),
         (Ok(q), _, _) => read_run_input(name, Input::Whole(bytes)).map(|run| {
             Some((

@@ -37,14 +37,13 @@ fn both(
 ) -> (String, String, usize) {
     let measures: Vec<Measure> = MEASURES.iter().map(|m| m.parse().unwrap()).collect();
     let qrels_parsed = parse_qrels("qrels", qrels);
-    let whole: Outcome = match parse_run("run", run) {
-        Err(e) => Err(ReadError::Parse(e)),
-        Ok(run) => Ok(qrels_parsed.as_ref().ok().map(|q| {
-            (
-                evaluate_with(q, &run, &measures, opts),
-                missing_topics(q, &run),
-            )
-        })),
+    let whole: Outcome = match (&qrels_parsed, parse_run("run", run)) {
+        (Err(_), _) => Ok(None),
+        (Ok(_), Err(e)) => Err(ReadError::Parse(e)),
+        (Ok(q), Ok(run)) => Ok(Some((
+            evaluate_with(q, &run, &measures, opts),
+            missing_topics(q, &run),
+        ))),
     };
     let file = TempFile::new("run", run);
     let Ok(Input::Whole(bytes)) = open_input(&file.name()) else {

@@ -160,11 +160,7 @@ fn evaluate_inputs(
         .collect::<Result<Vec<_>, _>>()?;
     runs.iter()
         .map(|(name, text)| {
-            let mut parser = ragscope_eval::formats::RunParser::new(name);
-            parser.expect_bytes(text.len());
-            text.feed_slices(slice, |s| parser.feed(s).map_err(|e| e.to_string()))?;
-            let run = parser.finish().map_err(|e| e.to_string())?;
-            let results = ragscope_eval::evaluate(&qrels, &run, &measures);
+            let results = evaluate_run(&qrels, (name, text), &measures, slice)?;
             let means = measures
                 .iter()
                 .map(|m| (m.to_string(), results.mean(m).unwrap_or(f64::NAN)))
@@ -189,6 +185,37 @@ fn evaluate_inputs(
             })
         })
         .collect()
+}
+
+/// Evaluates one run, scoring its topics as the parser hands them out
+/// (`RunParser::feed_and_score`): their memory is reused for the next ones, so a run written
+/// topic by topic is never held whole (in wasm, fresh memory is touched for the first time
+/// by the first call). A run whose topics interleave is parsed again and scored whole; the
+/// results are `evaluate`'s either way.
+fn evaluate_run(
+    qrels: &ragscope_eval::Qrels,
+    (name, text): (&str, &Input),
+    measures: &[ragscope_eval::Measure],
+    slice: usize,
+) -> Result<ragscope_eval::Results, String> {
+    let opts = ragscope_eval::EvalOptions::default();
+    let mut parts = ragscope_eval::EvaluationInParts::new(qrels, measures, &opts);
+    let mut parser = ragscope_eval::formats::RunParser::new(name);
+    parser.expect_bytes(slice.min(text.len()));
+    text.feed_slices(slice, |s| {
+        parser
+            .feed_and_score(s, |part| parts.score(qrels, part))
+            .map_err(|e| e.to_string())
+    })?;
+    if !parser.came_back() {
+        let rest = parser.finish().map_err(|e| e.to_string())?;
+        return Ok(parts.finish(qrels, &rest).0);
+    }
+    let mut parser = ragscope_eval::formats::RunParser::new(name);
+    parser.expect_bytes(text.len());
+    text.feed_slices(slice, |s| parser.feed(s).map_err(|e| e.to_string()))?;
+    let run = parser.finish().map_err(|e| e.to_string())?;
+    Ok(ragscope_eval::evaluate(qrels, &run, measures))
 }
 
 /// Grows the wasm heap once to about `bytes`: the allocator keeps freed memory for reuse, so

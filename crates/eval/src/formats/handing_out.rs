@@ -5,7 +5,7 @@
 //! results and docnos were 6,200 of a `trec-eval` call's 9,100 page faults, each a zeroed
 //! page, and most of its peak memory.
 
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::channel;
 
 use super::{ParseError, Run, RunParser, SharedBytes};
 
@@ -24,47 +24,59 @@ pub enum Parsed {
     Failed(ParseError),
 }
 
-/// Parses `bytes` here while `scorer` runs on a second thread from the start. `scorer` gets
-/// each batch of topics the parser hands out, as a [`Run`] (topics in the order their first
-/// lines came), and should send each batch's arena back (`spent`) for the parser to reuse; it
-/// drops its receiver to take no more (the parse goes on, for its errors, and ends in
-/// [`Parsed::Again`]).
+/// Parses `bytes` here while another thread first runs `prepare` (e.g. parses the qrels),
+/// then `score`s each batch of topics the parser hands out, as a [`Run`] (topics in the order
+/// their first lines came); the batch's memory then goes back to the parser. `score` returns
+/// `false` to take no more (the parse goes on, for its errors, and ends in [`Parsed::Again`]).
+/// Returns what `prepare` made, as `score` left it.
 ///
-/// With `RAGSCOPE_THREADS=1` everything runs on this thread, one step after the other: the
-/// parse (the batches wait in the channel), then `scorer`. That is the single-threaded
-/// reference the wasm engine is compared with.
-pub fn parse_handing_out<T: Send>(
+/// With `RAGSCOPE_THREADS=1` everything runs on this thread: `prepare`, then the parse, each
+/// batch scored as soon as it is handed out ([`RunParser::feed_and_score`]). That is the
+/// single-threaded reference the wasm engine is compared with, and what the JS package does.
+pub fn parse_handing_out<S: Send>(
     name: &str,
     bytes: &SharedBytes,
-    scorer: impl FnOnce(Receiver<Run>, Sender<Vec<u8>>) -> T + Send,
-) -> (T, Parsed) {
-    /// Why the parse stopped early.
-    enum Stop {
-        Parse(ParseError),
-        CameBack,
+    prepare: impl FnOnce() -> S + Send,
+    mut score: impl FnMut(&mut S, &Run) -> bool + Send,
+) -> (S, Parsed) {
+    let one_thread = super::parallel::threads() == 1 || test_one_thread();
+    let slice_bytes = slice_bytes();
+    let mut parser = RunParser::new(name);
+    parser.expect_bytes(slice_bytes.min(bytes.len()));
+    if one_thread {
+        let mut made = prepare();
+        let mut taking = true;
+        let fed = bytes.feed_in_slices(slice_bytes, |slice| {
+            parser
+                .feed_and_score(slice, |part| {
+                    count(part.topics().len(), 0);
+                    taking = taking && score(&mut made, part);
+                })
+                .map_err(Stop::Parse)?;
+            stop_if_came_back(&parser)
+        });
+        let parsed = ended(parser, fed.err(), taking);
+        return (made, parsed);
     }
     let (handed, to_score) = channel::<Run>();
     let (spent_tx, spent) = channel::<Vec<u8>>();
-    let one_thread = super::parallel::threads() == 1 || test_one_thread();
     std::thread::scope(|scope| {
-        /// The scorer, running or to run.
-        enum Scoring<S, R, H> {
-            Later(S, R),
-            Running(H),
-        }
-        let scoring = match one_thread {
-            true => Scoring::Later(scorer, (to_score, spent_tx)),
-            false => Scoring::Running(scope.spawn(move || scorer(to_score, spent_tx))),
-        };
-        let slice_bytes = slice_bytes();
-        let mut parser = RunParser::new(name);
-        parser.expect_bytes(slice_bytes.min(bytes.len()));
+        let scorer = scope.spawn(move || {
+            let mut made = prepare();
+            for part in to_score {
+                if !score(&mut made, &part) {
+                    // dropping `to_score` tells the parser
+                    break;
+                }
+                // the parser may be done already: the arena is then dropped here
+                let _ = spent_tx.send(part.into_arena());
+            }
+            made
+        });
         let mut sending = true;
         let fed = bytes.feed_in_slices(slice_bytes, |slice| {
             parser.feed(slice).map_err(Stop::Parse)?;
-            if parser.came_back() {
-                return Err(Stop::CameBack);
-            }
+            stop_if_came_back(&parser)?;
             if sending {
                 let arena = spent
                     .try_recv()
@@ -77,26 +89,43 @@ pub fn parse_handing_out<T: Send>(
             Ok(())
         });
         drop(handed);
-        let scored = match scoring {
-            Scoring::Running(thread) => thread
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            Scoring::Later(scorer, (to_score, spent)) => scorer(to_score, spent),
-        };
-        let parsed = match fed {
-            Err(Stop::Parse(e)) => Parsed::Failed(e),
-            Err(Stop::CameBack) => Parsed::Again,
-            Ok(()) => match parser.finish() {
-                Err(e) => Parsed::Failed(e),
-                Ok(_) if !sending => Parsed::Again,
-                Ok(rest) => Parsed::Rest(rest),
-            },
-        };
-        if matches!(parsed, Parsed::Again) {
-            count(0, 1);
-        }
-        (scored, parsed)
+        let made = scorer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (made, ended(parser, fed.err(), sending))
     })
+}
+
+/// Why a parse that hands out topics stopped early.
+enum Stop {
+    Parse(ParseError),
+    /// A handed-out topic came back: the rest is parsed again anyway.
+    CameBack,
+}
+
+fn stop_if_came_back(parser: &RunParser) -> Result<(), Stop> {
+    match parser.came_back() {
+        true => Err(Stop::CameBack),
+        false => Ok(()),
+    }
+}
+
+/// How a parse that handed out topics ended: its error, or else the rest of the run unless
+/// a topic came back or the scorer stopped taking them.
+fn ended(parser: RunParser, stop: Option<Stop>, scored_all: bool) -> Parsed {
+    let parsed = match stop {
+        Some(Stop::Parse(e)) => Parsed::Failed(e),
+        Some(Stop::CameBack) => Parsed::Again,
+        None => match parser.finish() {
+            Err(e) => Parsed::Failed(e),
+            Ok(_) if !scored_all => Parsed::Again,
+            Ok(rest) => Parsed::Rest(rest),
+        },
+    };
+    if matches!(parsed, Parsed::Again) {
+        count(0, 1);
+    }
+    parsed
 }
 
 #[cfg(test)]

@@ -160,6 +160,8 @@ pub struct RunParser {
     came_back: bool,
     /// The duplicate found in a drained topic with the smallest qid, reported by `finish`.
     drained_duplicate: Option<Box<(String, ParseError)>>,
+    /// The arena of the topics [`feed_and_score`](Self::feed_and_score) scored last, reused.
+    spare_arena: Vec<u8>,
 }
 
 impl RunParser {
@@ -181,6 +183,7 @@ impl RunParser {
             undrained_from: 0,
             came_back: false,
             drained_duplicate: None,
+            spare_arena: Vec::new(),
         }
     }
 
@@ -465,6 +468,26 @@ impl RunParser {
             }
         }
         Some(run)
+    }
+
+    /// [`feed`](Self::feed), then the topics that `chunk` completed go to `score` (as
+    /// [`drain`](Self::drain) hands them out) and their memory is reused for the next ones:
+    /// scoring as the parse goes, on this thread. Once [`came_back`](Self::came_back) says so,
+    /// nothing more is scored, and the caller must parse the run again without this.
+    pub fn feed_and_score(
+        &mut self,
+        chunk: &[u8],
+        score: impl FnOnce(&Run),
+    ) -> Result<(), ParseError> {
+        self.feed(chunk)?;
+        if !self.came_back {
+            let spare = std::mem::take(&mut self.spare_arena);
+            if let Some(part) = self.drain(spare) {
+                score(&part);
+                self.spare_arena = part.into_arena();
+            }
+        }
+        Ok(())
     }
 
     /// Whether a drained topic got more results (see [`drain`](Self::drain)).

@@ -501,7 +501,7 @@ fn score_topics(
         values: Vec::with_capacity(range.len() * ctx.width),
         ..Scored::default()
     };
-    let mut buffers = TopicBuffers::new(ctx);
+    let mut buffers = TopicBuffers::new(ctx.selected);
     for topic_index in range {
         if let Some(streamed) = ctx.streamed {
             if streamed.copy_to(topic_index, ctx.width, &mut scored) {
@@ -535,13 +535,9 @@ struct TopicBuffers {
 }
 
 impl TopicBuffers {
-    fn new(ctx: &Context) -> Self {
+    fn new(selected: &[Selected]) -> Self {
         TopicBuffers {
-            values: ctx
-                .selected
-                .iter()
-                .map(|s| vec![0.0; s.names.len()])
-                .collect(),
+            values: selected.iter().map(|s| vec![0.0; s.names.len()]).collect(),
             group_values: Vec::new(),
             scratch: Vec::new(),
             rels: Vec::new(),

@@ -15,7 +15,6 @@ use {
     super::{Args, Context, RelInfo, TopicBuffers, TrecEvalError},
     crate::formats::{parse_handing_out, Input as Opened, Parsed, Run, SharedBytes},
     crate::measures::RankingOptions,
-    std::sync::mpsc,
 };
 
 /// The values of the topics scored while the run was parsed.
@@ -23,6 +22,9 @@ pub(super) struct Streamed {
     scored: Scored,
     /// Per qrels topic, its place in `scored` (in the order the topics were scored).
     at: Vec<Option<usize>>,
+    /// Topics scored so far (on wasm32 nothing is scored while parsed).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+    count: usize,
 }
 
 impl Streamed {
@@ -83,17 +85,33 @@ pub(super) fn read_and_score(
     Result<RelInfo, TrecEvalError>,
     Result<(Run, Option<Streamed>), TrecEvalError>,
 ) {
-    let ((qrels, streamed), parsed) = parse_handing_out(run_name, &run_bytes, |to_score, spent| {
+    let prepare = || {
         let qrels = super::parse_rel_info_whole(qrels_name, &qrels_bytes, super::RelFormat::Qrels);
-        let streamed = match &qrels {
+        let scoring = match &qrels {
             Ok(info) if super::check_formats(info, &plan.selected).is_ok() => {
-                score_drained(args, info, plan, to_score, spent)
+                let streamed = Streamed {
+                    scored: Scored::default(),
+                    at: vec![None; info.topics.len()],
+                    count: 0,
+                };
+                Some((streamed, TopicBuffers::new(&plan.selected)))
             }
-            // dropping `to_score` tells the parser to keep its topics
             _ => None,
         };
-        (qrels, streamed)
-    });
+        (qrels, scoring)
+    };
+    let score = |(qrels, scoring): &mut (Result<RelInfo, TrecEvalError>, Option<_>), part: &Run| {
+        let scored = match (qrels, scoring.as_mut()) {
+            (Ok(info), Some(scoring)) => score_part(args, info, plan, scoring, part),
+            _ => false,
+        };
+        if !scored {
+            *scoring = None;
+        }
+        scored
+    };
+    let ((qrels, scoring), parsed) = parse_handing_out(run_name, &run_bytes, prepare, score);
+    let streamed = scoring.map(|(streamed, _)| streamed);
     let run = match (parsed, streamed) {
         (Parsed::Failed(e), _) => Err(super::bad_run(run_name, e)),
         (Parsed::Rest(rest), Some(streamed)) => Ok((rest, Some(streamed))),
@@ -105,17 +123,17 @@ pub(super) fn read_and_score(
     (qrels, run)
 }
 
-/// Scores each topic handed out (those of the qrels; others are ignored, as trec_eval does)
-/// and sends its arena back. `None` if a topic fails to score (it cannot with plain qrels):
-/// the run is then parsed again and scored the stored way, which reports it in qrels order.
+/// Scores each topic handed out (those of the qrels; others are ignored, as trec_eval does).
+/// `false` once a topic fails to score (it cannot with plain qrels): the run is then parsed
+/// again and scored the stored way, which reports it in qrels order.
 #[cfg(not(target_arch = "wasm32"))]
-fn score_drained(
+fn score_part(
     args: &Args,
     qrels: &RelInfo,
     plan: &Plan,
-    drained: mpsc::Receiver<Run>,
-    spent: mpsc::Sender<Vec<u8>>,
-) -> Option<Streamed> {
+    (streamed, buffers): &mut (Streamed, TopicBuffers),
+    part: &Run,
+) -> bool {
     let ctx = Context {
         args,
         qrels,
@@ -125,37 +143,29 @@ fn score_drained(
         width: plan.selected.iter().map(|s| s.names.len()).sum(),
         streamed: None,
     };
-    let mut streamed = Streamed {
-        scored: Scored::default(),
-        at: vec![None; qrels.topics.len()],
-    };
-    let mut buffers = TopicBuffers::new(&ctx);
-    let mut count = 0usize;
-    for run in drained {
-        for topic in run.topics() {
-            let qid = topic.qid().as_bytes();
-            let Ok(index) = qrels
-                .topics
-                .binary_search_by(|(q, _)| q.as_bytes().cmp(qid))
-            else {
-                continue;
-            };
-            super::score_topic(
-                &ctx,
-                index,
-                &run,
-                Some(topic),
-                &mut buffers,
-                &mut streamed.scored,
-            )
-            .ok()?;
-            streamed.at[index] = Some(count);
-            count += 1;
+    for topic in part.topics() {
+        let qid = topic.qid().as_bytes();
+        let Ok(index) = qrels
+            .topics
+            .binary_search_by(|(q, _)| q.as_bytes().cmp(qid))
+        else {
+            continue;
+        };
+        let scored = super::score_topic(
+            &ctx,
+            index,
+            part,
+            Some(topic),
+            buffers,
+            &mut streamed.scored,
+        );
+        if scored.is_err() {
+            return false;
         }
-        // the parser may be done already: the arena is then dropped here
-        let _ = spent.send(run.into_arena());
+        streamed.at[index] = Some(streamed.count);
+        streamed.count += 1;
     }
-    Some(streamed)
+    true
 }
 
 #[cfg(test)]
