@@ -110,11 +110,12 @@ fn a_run_written_topic_by_topic_is_scored_in_parts() {
     }
 }
 
+/// Scored on this thread, each 300 KiB slice is parsed on two threads (above `MIN_CHUNK`).
 #[test]
 fn large_slices_split_between_threads_are_scored_in_parts() {
     let run = contiguous_run(200, 200);
     let opts = EvalOptions::default();
-    let (whole, parts, handed_out) = both(&qrels_of(200), &run, &opts, (300 << 10, false));
+    let (whole, parts, handed_out) = both(&qrels_of(200), &run, &opts, (300 << 10, true));
     assert!(
         whole.starts_with("Ok(Some("),
         "{}",

@@ -207,7 +207,8 @@ impl RunParser {
         self.feed_serial(chunk)
     }
 
-    fn feed_serial(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
+    /// [`feed`](Self::feed) on this thread whatever the chunk's size.
+    pub(crate) fn feed_serial(&mut self, chunk: &[u8]) -> Result<(), ParseError> {
         let mut lines = std::mem::take(&mut self.lines);
         let result = lines.feed_block(chunk, self, Self::line, Self::block);
         self.lines = lines;

@@ -126,16 +126,18 @@ fn a_repeated_docno_in_a_drained_topic_is_reported_in_qid_order() {
     }
 }
 
-/// Slices of 300 KiB are each parsed on two threads (above `MIN_CHUNK`): a topic split
-/// between the threads, or between slices, is drained whole.
+/// Slices of 300 KiB: scored on this thread, each is parsed on two threads (above
+/// `MIN_CHUNK`), and a topic split between the threads, or between slices, is drained whole;
+/// with a scoring thread, the parse takes them whole on one.
 #[test]
 fn large_slices_split_between_threads_drain_whole_topics() {
     let run = contiguous_run(200, 200);
     assert!(run.len() > 1 << 20, "{} bytes", run.len());
     let qrels = qrels_of(200);
-    for flags in [&["-q", "-m", "all_trec"][..], &["-c", "-M50"][..]] {
-        let (stored, streamed, (handed_out, reparsed)) =
-            both(flags, &qrels, &run, (300 << 10, false));
+    let cases = [&["-q", "-m", "all_trec"][..], &["-c", "-M50"][..]];
+    for (flags, one_thread) in cases.into_iter().zip([true, false]) {
+        let slice = (300 << 10, one_thread);
+        let (stored, streamed, (handed_out, reparsed)) = both(flags, &qrels, &run, slice);
         assert!(stored.is_ok(), "{stored:?}");
         assert_eq!(streamed, stored);
         assert!(handed_out > 150, "{handed_out} topics handed out");
