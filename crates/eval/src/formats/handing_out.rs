@@ -27,9 +27,10 @@ pub enum Parsed {
 /// Parses `bytes` here, on this thread only, while another thread first runs `prepare` (e.g.
 /// parses the qrels), then `score`s each batch of topics the parser hands out, as a [`Run`]
 /// (topics in the order their first lines came); the batch's memory then goes back to the
-/// parser. `score` returns
-/// `false` to take no more (the parse goes on, for its errors, and ends in [`Parsed::Again`]).
-/// Returns what `prepare` made, as `score` left it.
+/// parser. `score` returns `false` to take no more: the parse goes on, for its errors, and
+/// ends in [`Parsed::Again`] (or [`Parsed::Rest`] when no batch came after, so the caller's
+/// own state must say whether all was scored). Returns what `prepare` made, as `score` left
+/// it.
 ///
 /// With `RAGSCOPE_THREADS=1` everything runs on this thread: `prepare`, then the parse, each
 /// batch scored as soon as it is handed out ([`RunParser::feed_and_score`]). That is the
