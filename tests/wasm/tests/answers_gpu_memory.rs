@@ -4,35 +4,27 @@
 //! CPU engine's byte for byte. Without WebGPU: `SKIPPED:` (a failure under `cargo xtask test`).
 #![cfg(target_arch = "wasm32")]
 
-use ragscope_wasm_tests::blob;
-use ragscope_web::blob_source::BlobSource;
-use ragscope_web::engine::inference::open_model;
 use ragscope_web::engine::Workspace;
 use ragscope_web::protocol::answering::{AnswerEvent, AnswerSource, AnswerStart};
 use ragscope_web::protocol::compute::{BackendChoice, ComputeEvent};
 use ragscope_web::protocol::{FileKind, Response};
+
+mod common;
+use common::load_with_tiny_model;
 use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
-const MODEL: &[u8] = include_bytes!("../../../crates/infer/tests/fixtures/llama-f32.gguf");
 const CONTEXTS: &str = include_str!("../../../crates/cli/tests/fixtures/answer/contexts.jsonl");
 
 /// The answer fixture's contexts loaded and the tiny model opened, an answer job started.
 fn started() -> Workspace {
     let mut ws = Workspace::default();
-    let loaded = ws.load_whole(0, "contexts.jsonl", CONTEXTS.as_bytes());
-    assert!(
-        matches!(
-            loaded[..],
-            [Response::Loaded {
-                kind: FileKind::ContextSets,
-                ..
-            }]
-        ),
-        "{loaded:?}"
+    load_with_tiny_model(
+        &mut ws,
+        "contexts.jsonl",
+        CONTEXTS.as_bytes(),
+        FileKind::ContextSets,
     );
-    let source = BlobSource::new(blob(MODEL)).expect("in a worker");
-    ws.set_model(open_model(&source, "llama-f32.gguf").expect("model"));
     ws.start_answers(&AnswerStart {
         source: AnswerSource::Contexts(0),
         result: 1,

@@ -6,37 +6,29 @@
 //! nothing computed before the loss is lost or changed. Without WebGPU: `SKIPPED:`.
 #![cfg(target_arch = "wasm32")]
 
-use ragscope_wasm_tests::blob;
-use ragscope_web::blob_source::BlobSource;
 use ragscope_web::engine::inference::gpu::Outcome;
-use ragscope_web::engine::inference::open_model;
 use ragscope_web::engine::Workspace;
 use ragscope_web::protocol::compute::{ComputeEvent, ComputeSource, MemoryReport};
 use ragscope_web::protocol::{FileKind, Response};
+
+mod common;
+use common::load_with_tiny_model;
 use serde_json::Value;
 use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_dedicated_worker);
 
-const MODEL: &[u8] = include_bytes!("../../../crates/infer/tests/fixtures/llama-f32.gguf");
 const ORACLE: &str = include_str!("../../../crates/infer/tests/fixtures/llama-f32.json");
 const UDCG: &str = include_str!("../../../../shared/data/udcg/dataset_with_scores.json");
 
 /// The UDCG anchor loaded and the tiny model's weights on a WebGPU device, its utilities job
 /// started on it: the adapter's label, or `None` (skipped) without WebGPU.
 async fn started(ws: &mut Workspace) -> Option<String> {
-    let loaded = ws.load_whole(0, "dataset_with_scores.json", UDCG.as_bytes());
-    assert!(
-        matches!(
-            loaded[..],
-            [Response::Loaded {
-                kind: FileKind::UdcgJson,
-                ..
-            }]
-        ),
-        "{loaded:?}"
+    load_with_tiny_model(
+        ws,
+        "dataset_with_scores.json",
+        UDCG.as_bytes(),
+        FileKind::UdcgJson,
     );
-    let source = BlobSource::new(blob(MODEL)).expect("in a worker");
-    ws.set_model(open_model(&source, "llama-f32.gguf").expect("model"));
     let label = match ws.gpu_ensure().await {
         Ok(l) => l,
         Err(why) => {

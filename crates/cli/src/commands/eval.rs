@@ -85,14 +85,8 @@ pub fn evaluate_runs(
     if plain {
         return evaluate_plain_runs(setup, runs, measures);
     }
-    // The qrels are parsed on a second thread while the first run is (both are independent).
-    let (qrels, first_run) = std::thread::scope(|scope| {
-        let qrels = scope.spawn(|| common::read_qrels(setup.qrels));
-        let first_run = runs.first().map(|path| common::read_run(path));
-        let qrels = qrels
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (qrels, first_run)
+    let (qrels, first_run) = qrels_beside(setup.qrels, || {
+        runs.first().map(|path| common::read_run(path))
     });
     let qrels = qrels.map_err(|e| format!("ragscope {cmd}: {e}"))?;
     let mut first_run = first_run;
@@ -195,14 +189,7 @@ fn evaluate_plain_runs(
             file => {
                 let (got, run) = match had {
                     Some(q) => (Ok(q), common::read_opened_run(path, file)),
-                    None => std::thread::scope(|scope| {
-                        let qrels = scope.spawn(|| common::read_qrels(setup.qrels));
-                        let run = common::read_opened_run(path, file);
-                        let qrels = qrels
-                            .join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                        (qrels, run)
-                    }),
+                    None => qrels_beside(setup.qrels, || common::read_opened_run(path, file)),
                 };
                 let scored = run.map(|run| got.as_ref().ok().and_then(|q| score(q, &run)));
                 (got, scored)
@@ -225,6 +212,19 @@ fn evaluate_plain_runs(
         out.push((path.clone(), results));
     }
     Ok(out)
+}
+
+/// Parses the qrels at `path` on a second thread while `read_run` reads a run here (both are
+/// independent).
+fn qrels_beside<R>(path: &str, read_run: impl FnOnce() -> R) -> (Result<Qrels, String>, R) {
+    std::thread::scope(|scope| {
+        let qrels = scope.spawn(|| common::read_qrels(path));
+        let run = read_run();
+        let qrels = qrels
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (qrels, run)
+    })
 }
 
 /// Under `--complete`, says how many qrels topics a run lacks (scored as empty rankings).

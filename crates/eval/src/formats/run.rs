@@ -25,6 +25,33 @@ pub struct RankedDoc {
     place: u64,
 }
 
+/// Writes `docno` at the end of `arena` (a long one after its 8-byte length) and returns its
+/// place, as [`docno_at`] reads it.
+#[inline(always)]
+fn put_docno(arena: &mut Vec<u8>, docno: &[u8]) -> u64 {
+    let len = docno.len() as u64;
+    let place = (arena.len() as u64) << LEN_BITS | len.min(LONG_DOCNO);
+    if len >= LONG_DOCNO {
+        arena.extend_from_slice(&len.to_le_bytes());
+    }
+    push_bytes(arena, docno);
+    place
+}
+
+/// The docno that [`put_docno`] wrote at `place` in `arena`.
+#[inline]
+fn docno_at(arena: &[u8], place: u64) -> &[u8] {
+    let at = (place >> LEN_BITS) as usize;
+    let short = place & LONG_DOCNO;
+    if short != LONG_DOCNO {
+        return &arena[at..at + short as usize];
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&arena[at..at + 8]);
+    let len = u64::from_le_bytes(len) as usize;
+    &arena[at + 8..at + 8 + len]
+}
+
 /// Results of a topic read from consecutive lines: `docs[first]` was read from `line`
 /// (saturating at `u32::MAX`), the next result from the next line, and so on. A run written
 /// topic by topic has one per topic (one per stretch of lines between comments or blank
@@ -110,15 +137,7 @@ impl Run {
 
     #[inline]
     pub fn docno(&self, doc: &RankedDoc) -> &[u8] {
-        let at = (doc.place >> LEN_BITS) as usize;
-        let short = doc.place & LONG_DOCNO;
-        if short != LONG_DOCNO {
-            return &self.arena[at..at + short as usize];
-        }
-        let mut len = [0u8; 8];
-        len.copy_from_slice(&self.arena[at..at + 8]);
-        let len = u64::from_le_bytes(len) as usize;
-        &self.arena[at + 8..at + 8 + len]
+        docno_at(&self.arena, doc.place)
     }
 
     pub fn num_results(&self) -> usize {
@@ -158,8 +177,9 @@ pub struct RunParser {
     undrained_from: usize,
     /// A drained topic got another result (a run whose topics interleave).
     came_back: bool,
-    /// The duplicate found in a drained topic with the smallest qid, reported by `finish`.
-    drained_duplicate: Option<Box<(String, ParseError)>>,
+    /// Of the repeated docnos found in drained topics, the one of the topic first in qid
+    /// order, with that qid; `finish` reports it unless a topic left has a smaller qid.
+    first_duplicate: Option<Box<(String, ParseError)>>,
     /// The arena of the topics [`feed_and_score`](Self::feed_and_score) scored last, reused.
     spare_arena: Vec<u8>,
 }
@@ -182,7 +202,7 @@ impl RunParser {
             current: None,
             undrained_from: 0,
             came_back: false,
-            drained_duplicate: None,
+            first_duplicate: None,
             spare_arena: Vec::new(),
         }
     }
@@ -286,12 +306,7 @@ impl RunParser {
     #[inline(always)]
     fn push(&mut self, topic: usize, docno: &[u8], score: f64, line_no: u64) {
         self.track(topic, docno);
-        let len = docno.len() as u64;
-        let place = (self.arena.len() as u64) << LEN_BITS | len.min(LONG_DOCNO);
-        if len >= LONG_DOCNO {
-            self.arena.extend_from_slice(&len.to_le_bytes());
-        }
-        push_bytes(&mut self.arena, docno);
+        let place = put_docno(&mut self.arena, docno);
         let list = &mut self.topics[topic];
         if topic != self.line_topic || line_no != self.next_line {
             self.came_back |= list.drained;
@@ -436,17 +451,7 @@ impl RunParser {
         if let Some(k) = keep {
             let mut docs = std::mem::take(&mut self.topics[k].docs);
             for d in &mut docs {
-                let at = (d.place >> LEN_BITS) as usize;
-                let short = d.place & LONG_DOCNO;
-                let len = if short == LONG_DOCNO {
-                    let mut len = [0u8; 8];
-                    len.copy_from_slice(&old[at..at + 8]);
-                    8 + u64::from_le_bytes(len) as usize
-                } else {
-                    short as usize
-                };
-                d.place = (self.arena.len() as u64) << LEN_BITS | short;
-                self.arena.extend_from_slice(&old[at..at + len]);
+                d.place = put_docno(&mut self.arena, docno_at(&old, d.place));
             }
             self.topics[k].docs = docs;
         }
@@ -459,13 +464,7 @@ impl RunParser {
         let mut seen = DocnoIndex::default();
         for topic in run.topics.iter().filter(|t| t.unchecked) {
             if let Err(e) = check_topic_duplicates(&run, topic, &mut seen) {
-                let first = match &self.drained_duplicate {
-                    Some(held) => topic.qid.as_bytes() < held.0.as_bytes(),
-                    None => true,
-                };
-                if first {
-                    self.drained_duplicate = Some(Box::new((topic.qid.clone(), e)));
-                }
+                hold_first(&mut self.first_duplicate, &topic.qid, e);
             }
         }
         Some(run)
@@ -521,24 +520,18 @@ impl RunParser {
             topics: self.topics,
             arena: self.arena,
         };
+        // the first in qid order, drained or not, as one check of all topics would find
         let mut seen = DocnoIndex::default();
         let left = run
             .topics
             .iter()
             .filter(|t| t.unchecked)
             .find_map(|t| Some((&t.qid, check_topic_duplicates(&run, t, &mut seen).err()?)));
-        // the first in qid order, drained or not, as one check of all topics would find
-        let first = match (left, self.drained_duplicate.map(|held| *held)) {
-            (Some((qid, e)), Some((drained, d))) => Some(if drained.as_bytes() < qid.as_bytes() {
-                d
-            } else {
-                e
-            }),
-            (Some((_, e)), None) => Some(e),
-            (None, d) => d.map(|(_, d)| d),
-        };
-        match first {
-            Some(e) => Err(e),
+        if let Some((qid, e)) = left {
+            hold_first(&mut self.first_duplicate, qid, e);
+        }
+        match self.first_duplicate {
+            Some(held) => Err(held.1),
             None => Ok(run),
         }
     }
@@ -610,6 +603,17 @@ impl RunParser {
     }
 }
 
+/// Keeps in `held` the repeated docno of the topic first in qid order: `e`, found in `qid`,
+/// or what it holds already.
+fn hold_first(held: &mut Option<Box<(String, ParseError)>>, qid: &str, e: ParseError) {
+    if held
+        .as_ref()
+        .is_none_or(|first| qid.as_bytes() < first.0.as_bytes())
+    {
+        *held = Some(Box::new((qid.to_string(), e)));
+    }
+}
+
 /// trec_eval refuses a docno twice in one topic. Topics read in one stretch were checked while
 /// parsing (`RunParser::track`); the others get one probe per document in an index reused
 /// from topic to topic (`seen`, small enough to stay in cache); equal hashes are confirmed
@@ -620,43 +624,41 @@ fn check_topic_duplicates(
     topic: &RunTopic,
     seen: &mut DocnoIndex,
 ) -> Result<(), ParseError> {
-    {
-        seen.reset(topic.docs.len());
-        for (i, doc) in topic.docs.iter().enumerate() {
-            let docno = run.docno(doc);
-            let hash = docno_hash(docno);
-            let Some(i) = u32::try_from(i).ok().filter(|&i| i < u32::MAX - 1) else {
+    seen.reset(topic.docs.len());
+    for (i, doc) in topic.docs.iter().enumerate() {
+        let docno = run.docno(doc);
+        let hash = docno_hash(docno);
+        let Some(i) = u32::try_from(i).ok().filter(|&i| i < u32::MAX - 1) else {
+            return Err(ParseError {
+                file: run.name.clone(),
+                line: topic.line(i),
+                column: 1,
+                text: quote(docno),
+                kind: ParseErrorKind::TooLarge {
+                    what: format!("the results of topic {}", topic.qid),
+                },
+            });
+        };
+        let docno_of = |p: u32| topic.docs.get(p as usize).map(|d| run.docno(d));
+        let earlier = seen.find_or_insert(
+            hash,
+            i,
+            |p| docno_of(p).is_some_and(|d| bytes_eq(d, docno)),
+            |p| docno_of(p).map_or(0, docno_hash),
+        );
+        match earlier.filter(|&p| (p as usize) < topic.docs.len()) {
+            None => {}
+            Some(earlier) => {
                 return Err(ParseError {
                     file: run.name.clone(),
-                    line: topic.line(i),
+                    line: topic.line(i as usize),
                     column: 1,
                     text: quote(docno),
-                    kind: ParseErrorKind::TooLarge {
-                        what: format!("the results of topic {}", topic.qid),
+                    kind: ParseErrorKind::DuplicateDocno {
+                        qid: topic.qid.clone(),
+                        first_line: topic.line(earlier as usize),
                     },
-                });
-            };
-            let docno_of = |p: u32| topic.docs.get(p as usize).map(|d| run.docno(d));
-            let earlier = seen.find_or_insert(
-                hash,
-                i,
-                |p| docno_of(p).is_some_and(|d| bytes_eq(d, docno)),
-                |p| docno_of(p).map_or(0, docno_hash),
-            );
-            match earlier.filter(|&p| (p as usize) < topic.docs.len()) {
-                None => {}
-                Some(earlier) => {
-                    return Err(ParseError {
-                        file: run.name.clone(),
-                        line: topic.line(i as usize),
-                        column: 1,
-                        text: quote(docno),
-                        kind: ParseErrorKind::DuplicateDocno {
-                            qid: topic.qid.clone(),
-                            first_line: topic.line(earlier as usize),
-                        },
-                    })
-                }
+                })
             }
         }
     }

@@ -108,41 +108,35 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
             format!("trec_eval.get_qrels: Cannot read qrels file '{qrels_name}': {e}\n"),
         )
     };
+    // The measures are settled before the files are read (their errors are reported after
+    // the run's), so that a run can be scored topic by topic while it is parsed when nothing
+    // can fail before the scores are needed (see `stream`).
+    let selected = selected_measures(&marked, &meas_params);
+    let opts = ranking_options(&args);
+    #[cfg(not(target_arch = "wasm32"))]
+    let plan = stream::Plan::new(
+        &args,
+        format == RelFormat::Qrels,
+        selected.as_deref().ok(),
+        &opts,
+    );
     // Natively the qrels stream to a second thread that parses them while this one reads on,
     // then the run streams in; the qrels text is never held whole (5 MB less at the peak of
     // the 35 MB benchmark). Errors keep trec_eval's order (everything about the qrels first).
-    // A run is scored topic by topic while it is parsed when nothing can fail before the
-    // scores are needed (see `stream`).
-    #[cfg(not(target_arch = "wasm32"))]
-    let plan = stream::Plan::new(&args, format == RelFormat::Qrels, &marked, &meas_params);
     #[cfg(not(target_arch = "wasm32"))]
     let (qrels, run) = match open(qrels_name).map_err(cannot_read_qrels)? {
-        Opened::Whole(bytes) if plan.is_some() => {
-            let plan = plan.as_ref().expect("checked by the guard");
-            match open(run_name) {
-                Ok(Opened::Whole(run)) => {
-                    stream::read_and_score((qrels_name, bytes), (run_name, run), &args, plan)
-                }
-                run => std::thread::scope(|scope| {
-                    let parser =
-                        scope.spawn(move || parse_rel_info_whole(qrels_name, &bytes, format));
-                    let run = read_opened_run(run_name, run).map(|run| (run, None));
-                    let qrels = parser
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                    (qrels, run)
-                }),
+        // held whole: parsed on a second thread while the run is read (or scored there)
+        Opened::Whole(bytes) => match plan.as_ref().map(|plan| (plan, open(run_name))) {
+            Some((plan, Ok(Opened::Whole(run)))) => {
+                stream::read_and_score((qrels_name, bytes), (run_name, run), &args, plan)
             }
-        }
-        // held whole: parsed on a second thread while the run is read
-        Opened::Whole(bytes) => std::thread::scope(|scope| {
-            let parser = scope.spawn(move || parse_rel_info_whole(qrels_name, &bytes, format));
-            let run = read_run(run_name, open).map(|run| (run, None));
-            let qrels = parser
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            (qrels, run)
-        }),
+            Some((_, run)) => qrels_beside((qrels_name, bytes, format), || {
+                read_opened_run(run_name, run).map(|run| (run, None))
+            }),
+            None => qrels_beside((qrels_name, bytes, format), || {
+                read_run(run_name, open).map(|run| (run, None))
+            }),
+        },
         Opened::Stream(mut reader) => std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(2);
             let (spent_tx, spent) = std::sync::mpsc::channel::<Vec<u8>>();
@@ -197,8 +191,7 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
             Some(zscores::Zscores::parse(name, &bytes)?)
         }
     };
-    let selected = selected_measures(&marked, &meas_params)?;
-    let opts = ranking_options(&args);
+    let selected = selected?;
     let (run, streamed) = run;
     evaluate(
         &args,
@@ -323,6 +316,22 @@ fn parse_rel_info_chunks(
     }
     let qrels = parser.finish().map_err(|e| bad_qrels(name, e))?;
     Ok(qrels_info(name, qrels))
+}
+
+/// Parses rel_info held whole on a second thread while `read_run` reads the run here.
+#[cfg(not(target_arch = "wasm32"))]
+fn qrels_beside<R>(
+    (name, bytes, format): (&str, crate::formats::SharedBytes, RelFormat),
+    read_run: impl FnOnce() -> R,
+) -> (Result<RelInfo, TrecEvalError>, R) {
+    std::thread::scope(|scope| {
+        let parser = scope.spawn(move || parse_rel_info_whole(name, &bytes, format));
+        let run = read_run();
+        let qrels = parser
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (qrels, run)
+    })
 }
 
 /// [`parse_rel_info`] on bytes held whole: plain qrels in slices (see

@@ -47,26 +47,26 @@ impl Streamed {
 /// other rel_info or results formats, `-Z` (its file is read after the run), or measures that
 /// fail to initialise (their error comes after the run's).
 #[cfg(not(target_arch = "wasm32"))]
-pub(super) struct Plan {
-    selected: Vec<Selected>,
-    opts: RankingOptions,
+pub(super) struct Plan<'a> {
+    selected: &'a [Selected],
+    opts: &'a RankingOptions,
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-impl Plan {
+impl<'a> Plan<'a> {
     pub(super) fn new(
         args: &Args,
         plain_qrels: bool,
-        marked: &[&'static str],
-        params: &[(String, String)],
-    ) -> Option<Plan> {
+        selected: Option<&'a [Selected]>,
+        opts: &'a RankingOptions,
+    ) -> Option<Plan<'a>> {
         let results_format = args.results_format.as_deref().unwrap_or("trec_results");
         if !plain_qrels || results_format != "trec_results" || args.zscore_file.is_some() {
             return None;
         }
         Some(Plan {
-            selected: super::selected_measures(marked, params).ok()?,
-            opts: super::ranking_options(args),
+            selected: selected?,
+            opts,
         })
     }
 }
@@ -88,13 +88,13 @@ pub(super) fn read_and_score(
     let prepare = || {
         let qrels = super::parse_rel_info_whole(qrels_name, &qrels_bytes, super::RelFormat::Qrels);
         let scoring = match &qrels {
-            Ok(info) if super::check_formats(info, &plan.selected).is_ok() => {
+            Ok(info) if super::check_formats(info, plan.selected).is_ok() => {
                 let streamed = Streamed {
                     scored: Scored::default(),
                     at: vec![None; info.topics.len()],
                     count: 0,
                 };
-                Some((streamed, TopicBuffers::new(&plan.selected)))
+                Some((streamed, TopicBuffers::new(plan.selected)))
             }
             _ => None,
         };
@@ -112,12 +112,14 @@ pub(super) fn read_and_score(
     };
     let ((qrels, scoring), parsed) = parse_handing_out(run_name, &run_bytes, prepare, score);
     let streamed = scoring.map(|(streamed, _)| streamed);
-    let run = match (parsed, streamed) {
-        (Parsed::Failed(e), _) => Err(super::bad_run(run_name, e)),
-        (Parsed::Rest(rest), Some(streamed)) => Ok((rest, Some(streamed))),
-        // Topics were handed out and not scored (the qrels failed, or their topics did not
-        // fit the measures: either error comes first), or a handed-out topic came back: the
-        // run is parsed again and kept whole, so every error and score is the stored path's.
+    let run = match (&qrels, parsed, streamed) {
+        // the qrels' error is reported first: the run is not read again for its own
+        (Err(_), _, _) => Err(TrecEvalError::new("", 2)),
+        (Ok(_), Parsed::Failed(e), _) => Err(super::bad_run(run_name, e)),
+        (Ok(_), Parsed::Rest(rest), Some(streamed)) => Ok((rest, Some(streamed))),
+        // Topics were handed out and not scored (their topics did not fit the measures: that
+        // error comes first), or a handed-out topic came back: the run is parsed again and
+        // kept whole, so every error and score is the stored path's.
         _ => super::read_opened_run(run_name, Ok(Opened::Whole(run_bytes))).map(|run| (run, None)),
     };
     (qrels, run)
@@ -137,8 +139,8 @@ fn score_part(
     let ctx = Context {
         args,
         qrels,
-        selected: &plan.selected,
-        opts: &plan.opts,
+        selected: plan.selected,
+        opts: plan.opts,
         zscores: None,
         width: plan.selected.iter().map(|s| s.names.len()).sum(),
         streamed: None,
