@@ -64,6 +64,32 @@ onmessage = async (e) => {
       }
     },
   };
+  // A second worker reads the stream and transfers each chunk here: it drains the browser's pipe
+  // while this worker parses, so reading is never held back by the pipe's size.
+  const readerSource = `onmessage = async (e) => {
+    const reader = e.data.stream().getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) { postMessage(null); break; }
+      postMessage(value, [value.buffer]);
+    }
+  };`;
+  const readerUrl = URL.createObjectURL(new Blob([readerSource], { type: 'text/javascript' }));
+  const viaReader = (batch) => () => new Promise((done) => {
+    const w = new Worker(readerUrl);
+    let filled = 0;
+    w.onmessage = (m) => {
+      const value = m.data;
+      if (value === null) { parse(filled); w.terminate(); done(); return; }
+      if (filled + value.length > heap.length) filled = 0;
+      heap.set(value, filled);
+      filled += value.length;
+      if (filled >= batch) { parse(filled); filled = 0; }
+    };
+    w.postMessage(blob);
+  });
+  variants['+parse: a reader worker, 1 MiB batches'] = viaReader(1 << 20);
+  variants['+parse: a reader worker, 256 KiB batches'] = viaReader(256 << 10);
   const out = {};
   for (let round = 0; round < ROUNDS; round++) {
     for (const [name, run] of Object.entries(variants)) {
