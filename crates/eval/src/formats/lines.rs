@@ -156,16 +156,32 @@ pub(crate) fn skip_blanks(block: &[u8], mut at: usize) -> usize {
 /// end)` offsets, and the offset just past the line. `None` for every line the general path
 /// must see: blank or comment lines, lines starting with whitespace, fewer than `N` fields,
 /// or more than `N` when `exact`. What it accepts, it splits as [`split_fields`] does.
+/// On x86-64 a line within 64 bytes is split from two bit masks
+/// ([`super::line_mask`]); others byte by byte.
 #[inline(always)]
 pub(crate) fn block_fields<const N: usize>(
     block: &[u8],
     at: usize,
     exact: bool,
-) -> Option<([(usize, usize); N], usize)> {
+) -> Option<super::line_mask::LineFields<N>> {
     let first = *block.get(at)?;
     if first == b'#' || is_space(first) {
         return None;
     }
+    #[cfg(target_arch = "x86_64")]
+    if let Some(answer) = super::line_mask::fields_within_64::<N>(block, at, exact) {
+        return answer;
+    }
+    fields_bytewise::<N>(block, at, exact)
+}
+
+/// [`block_fields`] past its first byte's test, byte by byte.
+#[inline(always)]
+pub(crate) fn fields_bytewise<const N: usize>(
+    block: &[u8],
+    at: usize,
+    exact: bool,
+) -> Option<super::line_mask::LineFields<N>> {
     let mut fields = [(0, 0); N];
     let mut i = at;
     let mut k = 0;
