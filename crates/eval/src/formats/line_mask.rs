@@ -1,5 +1,6 @@
 //! The fields of a line found from two bit masks over a 64-byte window (SSE2, which every
-//! x86-64 CPU has): one bit per whitespace byte, one per `\n`. Field starts and ends are the
+//! x86-64 CPU has; wasm's SIMD, which the wasm builds enable): one bit per whitespace byte,
+//! one per `\n`. Field starts and ends are the
 //! edges of the runs of non-whitespace bits below the first `\n`, read off with
 //! `trailing_zeros`. The scalar path ([`super::lines::block_fields`]'s loop) tests the bytes
 //! of a field eight at a time, then each byte of whitespace, with a branch at every field
@@ -20,7 +21,10 @@ pub(crate) type LineFields<const N: usize> = ([(usize, usize); N], usize);
 /// [`super::lines::block_fields`] splits them: `Some(None)` where it says `None` (fewer than
 /// `N` fields, or more when `exact`), and `None` when the line's `\n` is not within 64 bytes
 /// of `at` or the block ends sooner (the caller splits it byte by byte).
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+))]
 #[inline(always)]
 pub(crate) fn fields_within_64<const N: usize>(
     block: &[u8],
@@ -86,29 +90,86 @@ fn masks(window: &[u8; 64]) -> (u64, u64) {
     (space, newline)
 }
 
-#[cfg(all(test, target_arch = "x86_64"))]
-mod tests {
-    use super::fields_within_64;
-    use crate::formats::lines::{fields_bytewise, is_space};
-    use proptest::prelude::*;
+/// [`masks`] with wasm's 128-bit SIMD.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline(always)]
+fn masks(window: &[u8; 64]) -> (u64, u64) {
+    use std::arch::wasm32::{
+        i8x16_bitmask, i8x16_eq, i8x16_gt, i8x16_lt, i8x16_splat, v128, v128_and, v128_load,
+        v128_or,
+    };
+    let mut space = 0u64;
+    let mut newline = 0u64;
+    for (k, sixteen) in window.chunks_exact(16).enumerate() {
+        // SAFETY: `sixteen` is 16 readable bytes; `v128_load` takes any alignment.
+        let x = unsafe { v128_load(sixteen.as_ptr().cast::<v128>()) };
+        let controls = v128_and(
+            i8x16_gt(x, i8x16_splat(0x08)),
+            i8x16_lt(x, i8x16_splat(0x0e)),
+        );
+        let spaces = v128_or(controls, i8x16_eq(x, i8x16_splat(0x20)));
+        let newlines = i8x16_eq(x, i8x16_splat(b'\n' as i8));
+        space |= u64::from(i8x16_bitmask(spaces)) << (16 * k);
+        newline |= u64::from(i8x16_bitmask(newlines)) << (16 * k);
+    }
+    (space, newline)
+}
 
-    /// Every offset of `block` whose byte could start a line the fast path sees.
-    fn compare_everywhere(block: &[u8]) -> Result<usize, TestCaseError> {
+/// Bytes that matter to the split, for random test blocks: every whitespace byte, other
+/// control bytes, `#`, bytes from 0x80, digits, letters.
+#[doc(hidden)]
+pub const TEST_BYTES: [u8; 22] = [
+    b' ', b'\t', b'\n', b'\r', 0x0b, 0x0c, 0x00, 0x01, 0x08, 0x0e, 0x1f, 0x21, b'#', 0x7f, 0x80,
+    0xa0, 0xff, b'0', b'.', b'-', b'q', b'Q',
+];
+
+/// Compares this split with the byte-by-byte one at every offset of `block` that could start
+/// a line (N = 6, and N = 4 exact); returns how many offsets this one took. For tests, the
+/// property test below and a wasm32 one in headless Chromium (tests/wasm): 0 where there is
+/// no mask split (a wasm build without SIMD).
+#[doc(hidden)]
+pub fn compare_with_bytewise(block: &[u8]) -> Result<usize, String> {
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
+    {
+        use super::lines::{fields_bytewise, is_space};
         let mut taken = 0;
         for at in 0..block.len() {
             if block[at] == b'#' || is_space(block[at]) {
                 continue;
             }
             if let Some(fast) = fields_within_64::<6>(block, at, false) {
-                prop_assert_eq!(fast, fields_bytewise::<6>(block, at, false), "6 at {}", at);
+                let slow = fields_bytewise::<6>(block, at, false);
+                if fast != slow {
+                    return Err(format!("N = 6 at {at}: {fast:?} against {slow:?}"));
+                }
                 taken += 1;
             }
             if let Some(fast) = fields_within_64::<4>(block, at, true) {
-                prop_assert_eq!(fast, fields_bytewise::<4>(block, at, true), "4 at {}", at);
+                let slow = fields_bytewise::<4>(block, at, true);
+                if fast != slow {
+                    return Err(format!("N = 4 exact at {at}: {fast:?} against {slow:?}"));
+                }
             }
         }
         Ok(taken)
     }
+    #[cfg(not(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    )))]
+    {
+        let _ = block;
+        Ok(0)
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::{compare_with_bytewise, fields_within_64};
+    use proptest::prelude::*;
 
     #[test]
     fn run_and_qrels_lines() {
@@ -116,7 +177,7 @@ mod tests {
                       q2\tQ0  d\x01c 3 -1 t\r\nshort line\n# comment 1 2 3 4 5 6\n\
                       q3 Q0 d \x0b x \x0c y\n\xffq \xc3\xa9 1 2 3 4\n"
             .repeat(3);
-        let taken = compare_everywhere(&block).unwrap();
+        let taken = compare_with_bytewise(&block).unwrap();
         assert!(taken > 20, "the fast path took {taken} offsets");
         let (fields, next) = fields_within_64::<6>(&block, 0, false).unwrap().unwrap();
         assert_eq!(
@@ -137,16 +198,13 @@ mod tests {
         #[test]
         fn equals_the_bytewise_split(
             parts in prop::collection::vec(
-                (prop::sample::select(vec![
-                    b' ', b'\t', b'\n', b'\r', 0x0b, 0x0c, 0x00, 0x01, 0x08, 0x0e, 0x1f, 0x21,
-                    b'#', 0x7f, 0x80, 0xa0, 0xff, b'0', b'.', b'-', b'q', b'Q',
-                ]), 1..12usize),
+                (prop::sample::select(crate::formats::line_mask::TEST_BYTES.to_vec()), 1..12usize),
                 1..60,
             ),
         ) {
             let mut block: Vec<u8> = parts.iter().flat_map(|&(b, n)| std::iter::repeat_n(b, n)).collect();
             block.push(b'\n');
-            compare_everywhere(&block)?;
+            compare_with_bytewise(&block).map_err(TestCaseError::fail)?;
         }
     }
 }

@@ -156,7 +156,7 @@ pub(crate) fn skip_blanks(block: &[u8], mut at: usize) -> usize {
 /// end)` offsets, and the offset just past the line. `None` for every line the general path
 /// must see: blank or comment lines, lines starting with whitespace, fewer than `N` fields,
 /// or more than `N` when `exact`. What it accepts, it splits as [`split_fields`] does.
-/// On x86-64 a line within 64 bytes is split from two bit masks
+/// On x86-64 and wasm with SIMD a line within 64 bytes is split from two bit masks
 /// ([`super::line_mask`]); others byte by byte.
 #[inline(always)]
 pub(crate) fn block_fields<const N: usize>(
@@ -168,7 +168,10 @@ pub(crate) fn block_fields<const N: usize>(
     if first == b'#' || is_space(first) {
         return None;
     }
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(
+        target_arch = "x86_64",
+        all(target_arch = "wasm32", target_feature = "simd128")
+    ))]
     if let Some(answer) = super::line_mask::fields_within_64::<N>(block, at, exact) {
         return answer;
     }

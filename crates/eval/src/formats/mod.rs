@@ -9,7 +9,8 @@ mod error;
 pub(crate) mod handing_out;
 mod hash;
 mod input;
-mod line_mask;
+#[doc(hidden)]
+pub mod line_mask;
 pub(crate) mod lines;
 #[cfg(not(target_arch = "wasm32"))]
 pub(crate) mod parallel;
