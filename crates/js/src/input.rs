@@ -31,11 +31,11 @@ impl Input<'_> {
     }
 
     /// Hands the bytes to `feed` in order, `slice` bytes at a time (the last may be shorter).
-    pub(crate) fn feed_slices(
+    pub(crate) fn feed_slices<E>(
         &self,
         slice: usize,
-        mut feed: impl FnMut(&[u8]) -> Result<(), String>,
-    ) -> Result<(), String> {
+        mut feed: impl FnMut(&[u8]) -> Result<(), E>,
+    ) -> Result<(), E> {
         let slice = slice.max(1);
         match self {
             Input::Bytes(bytes) => bytes.chunks(slice).try_for_each(feed),

@@ -202,14 +202,23 @@ fn evaluate_run(
     let mut parts = ragscope_eval::EvaluationInParts::new(qrels, measures, &opts);
     let mut parser = ragscope_eval::formats::RunParser::new(name);
     parser.expect_bytes(slice.min(text.len()));
-    text.feed_slices(slice, |s| {
+    // `None`: a handed-out topic came back, so the rest is not worth parsing this way
+    let fed = text.feed_slices(slice, |s| {
         parser
             .feed_and_score(s, |part| parts.score(qrels, part))
-            .map_err(|e| e.to_string())
-    })?;
-    if !parser.came_back() {
-        let rest = parser.finish().map_err(|e| e.to_string())?;
-        return Ok(parts.finish(qrels, &rest).0);
+            .map_err(|e| Some(e.to_string()))?;
+        match parser.came_back() {
+            true => Err(None),
+            false => Ok(()),
+        }
+    });
+    match fed {
+        Err(Some(e)) => return Err(e),
+        Err(None) => {}
+        Ok(()) => {
+            let rest = parser.finish().map_err(|e| e.to_string())?;
+            return Ok(parts.finish(qrels, &rest).0);
+        }
     }
     let mut parser = ragscope_eval::formats::RunParser::new(name);
     parser.expect_bytes(text.len());

@@ -139,3 +139,35 @@ fn slices_of_any_size_give_the_same_scores_and_errors() {
         assert_eq!(error, whole_error, "slices of {slice}");
     }
 }
+
+/// A run whose topics interleave (its first line moved to the end, so that topic comes back
+/// after others were handed out and scored) is parsed again and scored whole: the scores of the
+/// run as written, and a bad line after the topic came back is reported as for the whole file.
+#[test]
+fn a_topic_that_comes_back_is_scored_from_the_whole_run() {
+    let measures: Vec<String> = ["nDCG@10", "MAP", "P@10", "bpref"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let qrels = data("qrels.test");
+    let results = data("results.test");
+    let (first, rest) = results.split_once('\n').unwrap();
+    let moved = format!("{rest}{first}\n");
+    let runs = [("results.test".to_string(), results.clone())];
+    let interleaved = [("moved.run".to_string(), moved.clone())];
+    let bad = [("bad.run".to_string(), format!("{moved}301 Q0 d 1 x tag\n"))];
+    let want = ragscope_js::evaluate_impl(qrels.as_bytes(), &runs, &measures, true).unwrap();
+    let whole_error =
+        ragscope_js::evaluate_impl(qrels.as_bytes(), &bad, &measures, false).unwrap_err();
+    for slice in [64, 4096] {
+        let got =
+            ragscope_js::evaluate_in_slices(qrels.as_bytes(), &interleaved, &measures, true, slice)
+                .unwrap();
+        assert_eq!(got[0].means, want[0].means, "slices of {slice}");
+        assert_eq!(got[0].per_query, want[0].per_query, "slices of {slice}");
+        let error =
+            ragscope_js::evaluate_in_slices(qrels.as_bytes(), &bad, &measures, false, slice)
+                .unwrap_err();
+        assert_eq!(error, whole_error, "slices of {slice}");
+    }
+}

@@ -1,15 +1,16 @@
 //! The fields of a line found from two bit masks over a 64-byte window (SSE2, which every
 //! x86-64 CPU has; wasm's SIMD, which the wasm builds enable): one bit per whitespace byte,
-//! one per `\n`. Field starts and ends are the
-//! edges of the runs of non-whitespace bits below the first `\n`, read off with
-//! `trailing_zeros`. The scalar path ([`super::lines::block_fields`]'s loop) tests the bytes
-//! of a field eight at a time, then each byte of whitespace, with a branch at every field
-//! edge; a run line (six fields, ~35 bytes) takes 4 vector loads and compares here instead.
+//! one per `\n`. Field starts and ends are the edges of the runs of non-whitespace bits below
+//! the first `\n`, read off with `trailing_zeros`. The scalar path
+//! ([`super::lines::fields_bytewise`]) tests the bytes of a field eight at a time, then each
+//! byte of whitespace, with a branch at every field edge; a run line (six fields, ~35 bytes)
+//! takes 4 vector loads and compares here instead.
 //!
 //! Same answers as the scalar path for every line it takes (a property test below compares
 //! them at every offset of random blocks); a line longer than 63 bytes, or closer than 64
-//! bytes to the block's end, is left to it. "Whitespace" is C's `isspace` in the "C" locale
-//! ([`super::lines::is_space`]): space, `\t`, `\n`, `\v`, `\f`, `\r`.
+//! bytes to the block's end, is left to it, as is every line on other targets. "Whitespace"
+//! is C's `isspace` in the "C" locale ([`super::lines::is_space`]): space, `\t`, `\n`,
+//! `\v`, `\f`, `\r`.
 //!
 //! Hand-written because no crate splits on a class of bytes this way (memchr finds one to
 //! three given bytes, not their runs).
@@ -20,11 +21,8 @@ pub(crate) type LineFields<const N: usize> = ([(usize, usize); N], usize);
 /// The first `N` fields of the line at `at` (whose first byte is no whitespace), as
 /// [`super::lines::block_fields`] splits them: `Some(None)` where it says `None` (fewer than
 /// `N` fields, or more when `exact`), and `None` when the line's `\n` is not within 64 bytes
-/// of `at` or the block ends sooner (the caller splits it byte by byte).
-#[cfg(any(
-    target_arch = "x86_64",
-    all(target_arch = "wasm32", target_feature = "simd128")
-))]
+/// of `at`, the block ends sooner, or the target has no SIMD here (the caller splits it byte
+/// by byte).
 #[inline(always)]
 pub(crate) fn fields_within_64<const N: usize>(
     block: &[u8],
@@ -32,7 +30,7 @@ pub(crate) fn fields_within_64<const N: usize>(
     exact: bool,
 ) -> Option<Option<LineFields<N>>> {
     let window: &[u8; 64] = block.get(at..at.checked_add(64)?)?.try_into().ok()?;
-    let (space, newline) = masks(window);
+    let (space, newline) = masks(window)?;
     if newline == 0 {
         return None;
     }
@@ -63,7 +61,7 @@ pub(crate) fn fields_within_64<const N: usize>(
 /// `\n`.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn masks(window: &[u8; 64]) -> (u64, u64) {
+fn masks(window: &[u8; 64]) -> Option<(u64, u64)> {
     use std::arch::x86_64::{
         __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
         _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
@@ -87,13 +85,13 @@ fn masks(window: &[u8; 64]) -> (u64, u64) {
         space |= u64::from(spaces as u16) << (16 * k);
         newline |= u64::from(newlines as u16) << (16 * k);
     }
-    (space, newline)
+    Some((space, newline))
 }
 
 /// [`masks`] with wasm's 128-bit SIMD.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 #[inline(always)]
-fn masks(window: &[u8; 64]) -> (u64, u64) {
+fn masks(window: &[u8; 64]) -> Option<(u64, u64)> {
     use std::arch::wasm32::{
         i8x16_bitmask, i8x16_eq, i8x16_gt, i8x16_lt, i8x16_splat, v128, v128_and, v128_load,
         v128_or,
@@ -112,7 +110,17 @@ fn masks(window: &[u8; 64]) -> (u64, u64) {
         space |= u64::from(i8x16_bitmask(spaces)) << (16 * k);
         newline |= u64::from(i8x16_bitmask(newlines)) << (16 * k);
     }
-    (space, newline)
+    Some((space, newline))
+}
+
+/// No masks without SIMD: every line is split byte by byte.
+#[cfg(not(any(
+    target_arch = "x86_64",
+    all(target_arch = "wasm32", target_feature = "simd128")
+)))]
+#[inline(always)]
+fn masks(_: &[u8; 64]) -> Option<(u64, u64)> {
+    None
 }
 
 /// Bytes that matter to the split, for random test blocks: every whitespace byte, other
@@ -129,41 +137,27 @@ pub const TEST_BYTES: [u8; 22] = [
 /// no mask split (a wasm build without SIMD).
 #[doc(hidden)]
 pub fn compare_with_bytewise(block: &[u8]) -> Result<usize, String> {
-    #[cfg(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    ))]
-    {
-        use super::lines::{fields_bytewise, is_space};
-        let mut taken = 0;
-        for at in 0..block.len() {
-            if block[at] == b'#' || is_space(block[at]) {
-                continue;
+    use super::lines::{fields_bytewise, is_space};
+    let mut taken = 0;
+    for at in 0..block.len() {
+        if block[at] == b'#' || is_space(block[at]) {
+            continue;
+        }
+        if let Some(fast) = fields_within_64::<6>(block, at, false) {
+            let slow = fields_bytewise::<6>(block, at, false);
+            if fast != slow {
+                return Err(format!("N = 6 at {at}: {fast:?} against {slow:?}"));
             }
-            if let Some(fast) = fields_within_64::<6>(block, at, false) {
-                let slow = fields_bytewise::<6>(block, at, false);
-                if fast != slow {
-                    return Err(format!("N = 6 at {at}: {fast:?} against {slow:?}"));
-                }
-                taken += 1;
-            }
-            if let Some(fast) = fields_within_64::<4>(block, at, true) {
-                let slow = fields_bytewise::<4>(block, at, true);
-                if fast != slow {
-                    return Err(format!("N = 4 exact at {at}: {fast:?} against {slow:?}"));
-                }
+            taken += 1;
+        }
+        if let Some(fast) = fields_within_64::<4>(block, at, true) {
+            let slow = fields_bytewise::<4>(block, at, true);
+            if fast != slow {
+                return Err(format!("N = 4 exact at {at}: {fast:?} against {slow:?}"));
             }
         }
-        Ok(taken)
     }
-    #[cfg(not(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    )))]
-    {
-        let _ = block;
-        Ok(0)
-    }
+    Ok(taken)
 }
 
 #[cfg(all(test, target_arch = "x86_64"))]

@@ -157,7 +157,7 @@ pub(crate) fn skip_blanks(block: &[u8], mut at: usize) -> usize {
 /// must see: blank or comment lines, lines starting with whitespace, fewer than `N` fields,
 /// or more than `N` when `exact`. What it accepts, it splits as [`split_fields`] does.
 /// On x86-64 and wasm with SIMD a line within 64 bytes is split from two bit masks
-/// ([`super::line_mask`]); others byte by byte.
+/// ([`super::line_mask`]); others byte by byte ([`fields_bytewise`]).
 #[inline(always)]
 pub(crate) fn block_fields<const N: usize>(
     block: &[u8],
@@ -168,10 +168,6 @@ pub(crate) fn block_fields<const N: usize>(
     if first == b'#' || is_space(first) {
         return None;
     }
-    #[cfg(any(
-        target_arch = "x86_64",
-        all(target_arch = "wasm32", target_feature = "simd128")
-    ))]
     if let Some(answer) = super::line_mask::fields_within_64::<N>(block, at, exact) {
         return answer;
     }
