@@ -103,6 +103,63 @@ impl Results {
         Some(values.iter().fold(0.0, |acc, v| acc + v) / values.len() as f64)
     }
 
+    /// The results of one run scored in two parts with no topic in common (see
+    /// [`Run::append_disjoint`]): topics merged in `strcmp` order, the run id of the later
+    /// part (the tag of the file's last line). Per-topic values depend on nothing but the
+    /// topic, so this equals scoring the joined run. `Err(later)` when the measures differ or
+    /// a topic is in both.
+    pub fn join_disjoint(self, later: Results) -> Result<Results, Results> {
+        if self.measures != later.measures || self.values.len() != later.values.len() {
+            return Err(later);
+        }
+        let mut order = Vec::with_capacity(self.topics.len() + later.topics.len());
+        let (mut i, mut j) = (0, 0);
+        while i < self.topics.len() || j < later.topics.len() {
+            let first = match (self.topics.get(i), later.topics.get(j)) {
+                (Some(a), Some(b)) if a == b => return Err(later),
+                (Some(a), Some(b)) => a.as_bytes() < b.as_bytes(),
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            order.push(first);
+            if first {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        let pick = |mine: &[f64], theirs: &[f64]| {
+            let (mut a, mut b) = (mine.iter(), theirs.iter());
+            order
+                .iter()
+                .filter_map(|&first| if first { a.next() } else { b.next() })
+                .copied()
+                .collect::<Vec<f64>>()
+        };
+        let values = self
+            .values
+            .iter()
+            .zip(&later.values)
+            .map(|(a, b)| pick(a, b))
+            .collect();
+        let mut topics = Vec::with_capacity(order.len());
+        let (mut a, mut b) = (self.topics.into_iter(), later.topics.into_iter());
+        topics.extend(
+            order
+                .iter()
+                .filter_map(|&first| if first { a.next() } else { b.next() }),
+        );
+        Ok(Results {
+            run: later.run,
+            measures: self.measures,
+            topics,
+            values,
+            unjudged: (self.unjudged.iter().zip(&later.unjudged))
+                .map(|(a, b)| a + b)
+                .collect(),
+        })
+    }
+
     /// The summary trec_eval would print: the sum for counts, the mean otherwise.
     pub fn summary(&self, measure: &Measure) -> Option<f64> {
         if measure.is_count() {

@@ -18,6 +18,8 @@ mod prefs;
 mod qrels;
 mod run;
 #[cfg(test)]
+mod run_parts_tests;
+#[cfg(test)]
 pub(crate) mod test_runs;
 mod topic_index;
 
@@ -31,7 +33,7 @@ pub use input::{Input, SharedBytes};
 pub use lines::{quote_bytes, quote_bytes_max, QUOTE_CHARS};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
-pub use run::{parse_run, RankedDoc, Run, RunParser, RunTopic};
+pub use run::{parse_run, topic_boundary, RankedDoc, Run, RunParser, RunTopic};
 
 /// Why reading a file through a streaming parser failed: the reader, or the content.
 #[derive(Debug)]
