@@ -44,7 +44,27 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                 },
             }
         };
+        // A run read in two places: the part the helper read is parsed here before any
+        // request that needs the whole run, and right after the evaluation that did not.
+        #[cfg(target_arch = "wasm32")]
+        if workspace.tail().is_some()
+            && !workspace.answers_without_tail(&request)
+            && !apart(crate::engine::blob_load::complete_tail(
+                &mut scope,
+                &mut workspace,
+            ))
+            .await
+        {
+            return;
+        }
+        #[cfg(target_arch = "wasm32")]
+        let evaluation = matches!(request, Request::Evaluate(_));
         let responses = match request {
+            #[cfg(target_arch = "wasm32")]
+            Request::Helper { script_url } => {
+                crate::engine::shard::start(&script_url);
+                vec![]
+            }
             // The utility task's GGUF: its metadata read from the picked file's Blob.
             #[cfg(target_arch = "wasm32")]
             Request::Judge(crate::protocol::judges::JudgeRequest::ReadGguf { id, url, name }) => {
@@ -148,6 +168,17 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             if scope.send(response).await.is_err() {
                 return;
             }
+        }
+        #[cfg(target_arch = "wasm32")]
+        if evaluation
+            && workspace.tail().is_some()
+            && !apart(crate::engine::blob_load::complete_tail(
+                &mut scope,
+                &mut workspace,
+            ))
+            .await
+        {
+            return;
         }
     }
 }

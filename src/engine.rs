@@ -38,6 +38,11 @@ mod litm_remote_p_tests;
 mod litm_remote_server_tests;
 #[cfg(test)]
 mod litm_remote_tests;
+#[cfg(target_arch = "wasm32")]
+pub mod shard;
+pub mod split_run;
+#[cfg(test)]
+mod split_run_tests;
 pub mod warm_up;
 
 /// Text formats are parsed whole (their parsers take `&str`); this caps what one may hold.
@@ -106,6 +111,11 @@ pub struct Workspace {
     answering: inference::answering::Answering,
     /// The lost-in-the-middle experiment being computed with `local`.
     litm: Option<inference::litm::LitmJob>,
+    /// The measures of the last evaluation asked for (what a run read in two places is
+    /// scored with, src/engine/split_run.rs).
+    last_measures: Vec<Measure>,
+    /// The part of a run read in two places that this worker has still to parse.
+    tail: Option<split_run::Tail>,
 }
 
 impl Workspace {
@@ -169,6 +179,8 @@ impl Workspace {
             Request::Compute(c) => self.handle_compute(c),
             Request::Judge(request) => self.judge_now(request),
             Request::Litm(request) => self.handle_litm(request),
+            // Started by the worker's main loop (src/agent.rs); nothing to keep here.
+            Request::Helper { .. } => vec![],
             Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
                 Ok(view) => Response::Topic(view),
                 Err(error) => Response::TopicFailed { error },
@@ -193,6 +205,9 @@ impl Workspace {
 
     fn remove(&mut self, id: FileId) {
         self.loading.remove(&id);
+        if self.tail.as_ref().is_some_and(|t| t.id == id) {
+            self.tail = None;
+        }
         self.scores.remove(&id);
         self.answering.forget(id);
         if self.qrels.as_ref().is_some_and(|(q, _, _)| *q == id) {
@@ -404,7 +419,7 @@ impl Workspace {
     }
 
     /// Validates the request and prepares to score the runs one at a time.
-    pub fn start_evaluation(&self, req: EvalRequest) -> Result<Evaluation, String> {
+    pub fn start_evaluation(&mut self, req: EvalRequest) -> Result<Evaluation, String> {
         let measures = req
             .measures
             .iter()
@@ -431,6 +446,7 @@ impl Workspace {
             None => 0,
         };
         let key = self.score_key(&measures);
+        self.last_measures = measures.clone();
         Ok(Evaluation {
             req,
             measures,

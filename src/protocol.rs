@@ -61,6 +61,9 @@ pub enum Request {
     Judge(judges::JudgeRequest),
     /// The lost-in-the-middle experiment (src/engine/inference/litm.rs).
     Litm(litm::LitmRequest),
+    /// Sent once by the page: the worker script's URL, from which the worker starts its
+    /// helper (src/engine/shard.rs), which reads half of a large run.
+    Helper { script_url: String },
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

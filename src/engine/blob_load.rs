@@ -30,7 +30,7 @@
 //! `Cancel`/`Remove` of this file (or `Clear`) stop the load; any other request waits in
 //! `pending` until the load ends.
 
-use super::Workspace;
+use super::{split_run, Workspace};
 use crate::protocol::{FileId, Request, Response, Timings, SLICE_BYTES};
 use futures::{FutureExt, SinkExt, StreamExt};
 use std::collections::VecDeque;
@@ -40,7 +40,7 @@ use yew_agent::reactor::ReactorScope;
 type Scope = ReactorScope<Request, Response>;
 
 /// Bytes gathered from the stream before they are parsed (Chromium's chunks are 64 KiB–2 MiB).
-const BATCH_BYTES: usize = 1 << 20;
+pub(crate) const BATCH_BYTES: usize = 1 << 20;
 /// At most this much of the heap is written ahead (37 ms in Chromium in the large e2e test's
 /// 290 MB load): a larger file's memory past it is first written by the parser.
 const TOUCH_MAX_BYTES: usize = 64 << 20;
@@ -82,7 +82,7 @@ pub fn wasm_memory_bytes() -> u64 {
 /// with a stored parse of the 38 MB benchmark run in a worker (wasm-bindgen-test, one run of
 /// six rounds): 68–93 ms into fresh memory, 56–58 ms into memory written before (the writing
 /// itself took 17–23 ms).
-fn reserve_heap(bytes: usize, touch: usize) {
+pub(crate) fn reserve_heap(bytes: usize, touch: usize) {
     // try_reserve: a file too large for the room left is no abort (the parse then reports it)
     let mut heap = Vec::<u8>::new();
     let _ = heap.try_reserve_exact(bytes);
@@ -235,6 +235,11 @@ async fn look_at_requests(scope: &mut Scope, id: FileId, pending: &mut VecDeque<
 }
 
 /// Reads the file behind `url` into the workspace. False when the page went away.
+///
+/// A large run, once qrels and measures are known, is read in two places: the helper worker
+/// reads and scores the part after a topic boundary near the middle while this one reads
+/// the first part (src/engine/split_run.rs, src/engine/shard.rs); this worker parses the rest
+/// later (`complete_tail`). Anything the cut cannot serve reads the whole file here.
 pub async fn load(
     scope: &mut Scope,
     ws: &mut Workspace,
@@ -263,16 +268,236 @@ pub async fn load(
             };
         }
     };
-    let mut chunks = match ByteStream::open(blob.as_ref()) {
-        Ok(r) => r,
-        Err(e) => {
-            return scope
-                .send(failed(format!("{name}: could not be read: {e}")))
-                .await
-                .is_ok()
+    let size = blob.size() as u64;
+    let got_ms = wall_ms();
+    let mut phases = vec![("the Blob from the page".to_string(), got_ms - start_ms)];
+    let split = plan_split(ws, &blob, size);
+    if split.is_some() {
+        phases.push(("find the cut (FileReaderSync)".into(), wall_ms() - got_ms));
+    }
+    let answer = match split {
+        Some((plan, cut, helper)) => {
+            let later = blob
+                .slice_with_f64(cut as f64)
+                .map(JsValue::from)
+                .unwrap_or_default();
+            let asked = helper.score_part(&later, size - cut, &plan);
+            let first = blob
+                .slice_with_f64_and_f64(0.0, cut as f64)
+                .map(JsValue::from)
+                .unwrap_or_default();
+            ws.handle(Request::LoadStart {
+                id,
+                name: name.clone(),
+                size,
+            });
+            phases.push((format!("cut at byte {cut}: the helper reads the rest"), 0.0));
+            // memory for this part: the tail's comes after the report
+            let read = stream_into(scope, ws, pending, id, &name, &first, cut, &mut phases);
+            if let Err(go_on) = read.await {
+                return go_on;
+            }
+            // this part scored while the helper goes on with the rest
+            let t0 = wall_ms();
+            let first = ws.score_first_part(id, &plan);
+            let t1 = wall_ms();
+            phases.push(("finish parse, score the first part".into(), t1 - t0));
+            let answer = asked.await;
+            let t2 = wall_ms();
+            phases.push(("wait for the helper".into(), t2 - t1));
+            for (what, ms) in ["open, grow and write memory", "read and parse", "score"]
+                .iter()
+                .zip(&answer.timings)
+            {
+                phases.push((format!("  the helper: {what}"), *ms));
+            }
+            let outcome = first.map(|first| match first {
+                Ok(first) => ws.join_parts(id, &plan, first, cut, answer.part),
+                Err(again) => again,
+            });
+            phases.push(("join".into(), wall_ms() - t2));
+            match outcome {
+                Some(split_run::SplitOutcome::Kept(loaded)) => {
+                    TAIL_BLOB.with(|t| *t.borrow_mut() = Some((id, name.clone(), blob.clone())));
+                    Some(loaded)
+                }
+                Some(split_run::SplitOutcome::Again(why)) => {
+                    phases.push((format!("read again whole: {why}"), 0.0));
+                    let read = stream_into(scope, ws, pending, id, &name, &blob, size, &mut phases);
+                    if let Err(go_on) = read.await {
+                        return go_on;
+                    }
+                    finish(ws, id, &mut phases)
+                }
+                None => None,
+            }
+        }
+        None => {
+            ws.handle(Request::LoadStart {
+                id,
+                name: name.clone(),
+                size,
+            });
+            if let Err(go_on) =
+                stream_into(scope, ws, pending, id, &name, &blob, size, &mut phases).await
+            {
+                return go_on;
+            }
+            finish(ws, id, &mut phases)
         }
     };
-    let size = blob.size() as u64;
+    // the helper gets the qrels too, to score later parts of runs against
+    if let (Some(Response::Loaded { kind, .. }), Some(helper)) =
+        (&answer, crate::engine::shard::helper())
+    {
+        if *kind == crate::protocol::FileKind::Qrels {
+            helper.share_qrels(id, &blob);
+        }
+    }
+    let end_ms = wall_ms();
+    let timings = Response::Timings(Timings {
+        what: format!("load {name}"),
+        start_ms,
+        end_ms,
+        phases,
+        wasm_memory_bytes: wasm_memory_bytes(),
+    });
+    for r in answer.into_iter().chain([timings]) {
+        if scope.send(r).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+fn finish(ws: &mut Workspace, id: FileId, phases: &mut Vec<(String, f64)>) -> Option<Response> {
+    let t0 = wall_ms();
+    let answer = ws.finish(id);
+    phases.push(("finish parse".into(), wall_ms() - t0));
+    answer
+}
+
+/// Whether to read this file in two places: the plan, the cut, and the helper.
+fn plan_split(
+    ws: &Workspace,
+    blob: &web_sys::Blob,
+    size: u64,
+) -> Option<(
+    split_run::SplitPlan,
+    u64,
+    std::rc::Rc<crate::engine::shard::Helper>,
+)> {
+    let helper = crate::engine::shard::helper()?;
+    if size < split_run::SPLIT_MIN_BYTES {
+        return None;
+    }
+    let head = read_sync(blob, 0, crate::detect::DETECT_BYTES as u64)?;
+    let plan = ws.split_plan(size, &head, helper.qrels())?;
+    // A little past the middle: the helper starts later and answers through one more message
+    // (in the perf test it took 90 ms for its half against 84 here, both scoring). A topic of
+    // a run is rarely over a megabyte of lines; past 16 MiB of one the run is read here.
+    let middle = size / 100 * 53;
+    let mut window = 256 << 10;
+    while window <= 16 << 20 {
+        let bytes = read_sync(blob, middle, middle + window)?;
+        if let Some(offset) = ragscope_eval::formats::topic_boundary(&bytes) {
+            return Some((plan, middle + offset as u64, helper));
+        }
+        if bytes.len() < window as usize {
+            return None;
+        }
+        window *= 4;
+    }
+    None
+}
+
+/// Bytes `from..to` of `blob`, read at once (`FileReaderSync`: this is a worker).
+fn read_sync(blob: &web_sys::Blob, from: u64, to: u64) -> Option<Vec<u8>> {
+    let part = blob.slice_with_f64_and_f64(from as f64, to as f64).ok()?;
+    let reader = web_sys::FileReaderSync::new().ok()?;
+    let buffer = reader.read_as_array_buffer(&part).ok()?;
+    Some(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+thread_local! {
+    /// The `Blob` of the run whose tail is still to parse (src/engine/split_run.rs).
+    static TAIL_BLOB: std::cell::RefCell<Option<(FileId, String, web_sys::Blob)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Parses the tail of the run read in two places, so the workspace holds the whole run. False
+/// when the page went away.
+pub async fn complete_tail(scope: &mut Scope, ws: &mut Workspace) -> bool {
+    let Some(tail) = ws.tail().cloned() else {
+        return true;
+    };
+    let Some((id, name, blob)) = TAIL_BLOB.with(|t| t.borrow_mut().take()) else {
+        return true;
+    };
+    let start_ms = wall_ms();
+    let run = if id != tail.id {
+        Err("internal: another file's bytes".to_string())
+    } else {
+        let part = blob
+            .slice_with_f64(tail.start as f64)
+            .map(JsValue::from)
+            .unwrap_or_default();
+        let mut parser = ragscope_eval::formats::RunParser::new(&name);
+        parser.expect_bytes((blob.size() as u64).saturating_sub(tail.start) as usize);
+        match crate::engine::shard::read_batches(
+            &part,
+            || (),
+            |b| parser.feed(b).map_err(|e| e.to_string()),
+        )
+        .await
+        {
+            Ok(()) => parser.finish().map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        }
+    };
+    let answer = ws.complete_tail(run);
+    let timings = Response::Timings(Timings {
+        what: format!("tail {name}: the part the helper read, parsed here after the report"),
+        start_ms,
+        end_ms: wall_ms(),
+        phases: vec![],
+        wasm_memory_bytes: wasm_memory_bytes(),
+    });
+    for r in answer.into_iter().chain([timings]) {
+        if scope.send(r).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Streams `blob` into the workspace's load of `id` (started already). `Err(go_on)` when the
+/// load ended early (an error, which was sent; a cancel; the page gone: `go_on` false).
+#[allow(clippy::too_many_arguments)]
+async fn stream_into(
+    scope: &mut Scope,
+    ws: &mut Workspace,
+    pending: &mut VecDeque<Request>,
+    id: FileId,
+    name: &str,
+    blob: &JsValue,
+    size: u64,
+    phases: &mut Vec<(String, f64)>,
+) -> Result<(), bool> {
+    let failed = |error: String| Response::LoadFailed {
+        id,
+        name: name.to_string(),
+        error,
+    };
+    let t_open = wall_ms();
+    let mut chunks = match ByteStream::open(blob) {
+        Ok(r) => r,
+        Err(e) => {
+            ws.handle(Request::Cancel { id });
+            let sent = scope.send(failed(format!("{name}: could not be read: {e}")));
+            return Err(sent.await.is_ok());
+        }
+    };
     // Asked for before the heap is grown and touched: the browser opens the file and reads
     // the first chunk meanwhile (20 ms of waiting in the perf test before this).
     let mut first = Some(chunks.request());
@@ -284,12 +509,7 @@ pub async fn load(
         reserve_heap(bytes, TOUCH_MAX_BYTES.min(size as usize / 4 * 3));
     }
     let grown_ms = wall_ms();
-    ws.handle(Request::LoadStart {
-        id,
-        name: name.clone(),
-        size,
-    });
-    let (mut read_ms, mut copy_ms, mut parse_ms) = (0.0, 0.0, 0.0);
+    let (mut read_ms, mut copy_ms, mut parse_ms, mut yield_ms) = (0.0, 0.0, 0.0, 0.0);
     // the wait for the first chunk (the browser opening the file) apart from the rest
     let mut first_read_ms = None;
     // Chunks gathered here up to BATCH_BYTES, then parsed: small enough to stay in the CPU's
@@ -315,7 +535,7 @@ pub async fn load(
             Err(e) => {
                 ws.handle(Request::Cancel { id });
                 let error = format!("{name}: could not be read (after {offset} bytes): {e}");
-                return scope.send(failed(error)).await.is_ok();
+                return Err(scope.send(failed(error)).await.is_ok());
             }
         };
         let done = chunk.is_none();
@@ -344,70 +564,56 @@ pub async fn load(
                     last_progress = t3;
                     if scope.send(progress).await.is_err() {
                         chunks.cancel();
-                        return false;
+                        return Err(false);
                     }
                 }
             }
             // A parse error: the file is dropped (and only it).
             Some(other) => {
                 chunks.cancel();
-                return scope.send(other).await.is_ok();
+                return Err(scope.send(other).await.is_ok());
             }
             // Cancelled meanwhile.
             None => {
                 chunks.cancel();
-                return true;
+                return Err(true);
             }
         }
         if done {
             break;
         }
         if t3 - last_yield >= YIELD_EVERY_MS {
-            match look_at_requests(scope, id, pending).await {
+            let seen = look_at_requests(scope, id, pending).await;
+            yield_ms += wall_ms() - t3;
+            match seen {
                 Seen::Nothing => {}
                 Seen::Stop => {
                     chunks.cancel();
                     ws.handle(Request::Cancel { id });
-                    return true;
+                    return Err(true);
                 }
                 Seen::Gone => {
                     chunks.cancel();
-                    return false;
+                    return Err(false);
                 }
             }
             last_yield = wall_ms();
         }
     }
-    drop(buffer);
-    let t0 = wall_ms();
-    let answer = ws.finish(id);
-    let finish_ms = wall_ms() - t0;
-    let end_ms = wall_ms();
-    let timings = Response::Timings(Timings {
-        what: format!("load {name}"),
-        start_ms,
-        end_ms,
-        phases: vec![
-            ("open (the Blob from the page)".into(), opened_ms - start_ms),
-            (
-                "grow and write wasm memory (the browser opening the file)".into(),
-                grown_ms - opened_ms,
-            ),
-            ("read (waiting for the stream)".into(), read_ms),
-            (
-                "of which the first chunk".into(),
-                first_read_ms.unwrap_or(0.0),
-            ),
-            ("copy into wasm".into(), copy_ms),
-            ("parse".into(), parse_ms),
-            ("finish parse".into(), finish_ms),
-        ],
-        wasm_memory_bytes: wasm_memory_bytes(),
-    });
-    for r in answer.into_iter().chain([timings]) {
-        if scope.send(r).await.is_err() {
-            return false;
-        }
-    }
-    true
+    phases.extend([
+        ("open the stream".into(), opened_ms - t_open),
+        (
+            "grow and write wasm memory (the browser opening the file)".into(),
+            grown_ms - opened_ms,
+        ),
+        ("read (waiting for the stream)".into(), read_ms),
+        (
+            "of which the first chunk".into(),
+            first_read_ms.unwrap_or(0.0),
+        ),
+        ("copy into wasm".into(), copy_ms),
+        ("parse".into(), parse_ms),
+        ("the event loop (requests, messages)".into(), yield_ms),
+    ]);
+    Ok(())
 }

@@ -164,6 +164,24 @@ fn main_view() -> Html {
         })
     };
 
+    // The worker starts a helper from its own script (src/engine/shard.rs), whose URL it
+    // cannot see from inside: resolved here as gloo-worker resolves it for the worker.
+    {
+        let bridge = bridge.clone();
+        use_effect_with((), move |_| {
+            let url = gloo::utils::window()
+                .location()
+                .href()
+                .ok()
+                .and_then(|href| web_sys::Url::new_with_base("worker.js", &href).ok());
+            if let Some(url) = url {
+                bridge.send(Request::Helper {
+                    script_url: url.href(),
+                });
+            }
+        });
+    }
+
     // "Compute locally": a result file gets the next file id; opening/starting shows at once.
     let on_compute = {
         let (bridge, dispatch, ids) = (bridge.clone(), state.dispatcher(), next_id.clone());

@@ -1,0 +1,345 @@
+//! A large run read in two places at once: this worker parses and scores the first part of
+//! the file while a helper worker (src/engine/shard.rs) parses and scores the rest, cut at a
+//! topic boundary (`ragscope_eval::formats::topic_boundary`). The page then gets the run's
+//! numbers after about half the work; this worker parses the rest itself afterwards (the
+//! reactor does it right after the report, src/agent.rs), so every other request sees the
+//! whole run, exactly as one parse of the file gives it (`Run::append_disjoint`).
+//!
+//! Only where nothing but the qrels decides the scores (no utilities, no eRAG outcomes), with
+//! the measures of the last evaluation, and only when the two parts share no topic and both
+//! parse: anything else (a topic on both sides, a parse error in the later part, a helper
+//! that failed) and the file is read again whole, the ordinary way, so what the page shows,
+//! errors included, never depends on the cut.
+//!
+//! Plain Rust, tested natively (src/engine/split_run_tests.rs).
+
+use super::{Loader, Loading, ScoreKey, Workspace};
+use crate::detect::{detect_kind, Detected};
+use crate::protocol::{FileId, FileKind, Response};
+use ragscope_eval::formats::Run;
+use ragscope_eval::{Measure, Results};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// Below this a run is read in one place: the helper's start and the messages would cost
+/// more than half a parse (about 1.5 ms a megabyte in Chromium).
+pub const SPLIT_MIN_BYTES: u64 = 8 << 20;
+
+/// What the helper is asked to score the later part with.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct SplitPlan {
+    /// The qrels the helper holds (the workspace's, shared when they were loaded).
+    pub qrels: FileId,
+    /// The last evaluation's measures, as the registry prints them.
+    pub measures: Vec<String>,
+}
+
+/// The helper's answer for the later part: its topics and its scores.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub struct LaterPart {
+    /// Every topic of the part (judged or not), in `strcmp` order.
+    pub qids: Vec<String>,
+    pub num_results: usize,
+    /// The tag of the part's last result line.
+    pub run_id: String,
+    /// Scored topics, in `strcmp` order, and `values[m][t]`, as `Results` has them.
+    pub topics: Vec<String>,
+    pub values: Vec<Vec<f64>>,
+    pub unjudged: Vec<usize>,
+}
+
+impl LaterPart {
+    /// What the helper sends back for a parsed part and its scores.
+    pub fn of(run: &Run, results: Results) -> LaterPart {
+        LaterPart {
+            qids: run.topics().iter().map(|t| t.qid().to_string()).collect(),
+            num_results: run.num_results(),
+            run_id: run.run_id().to_string(),
+            topics: results.topics,
+            values: results.values,
+            unjudged: results.unjudged,
+        }
+    }
+}
+
+/// The later part of a run this worker has not parsed yet: it starts at byte `start` of the
+/// file, after `lines_before` lines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tail {
+    pub id: FileId,
+    pub start: u64,
+    pub lines_before: u64,
+}
+
+/// The first part of a run read in two places, parsed and scored.
+#[derive(Debug)]
+pub struct FirstPart {
+    name: String,
+    size: u64,
+    run: Run,
+    lines_before: u64,
+    results: Results,
+}
+
+fn plan_measures(plan: &SplitPlan) -> Option<Vec<Measure>> {
+    plan.measures.iter().map(|m| m.parse().ok()).collect()
+}
+
+/// How [`Workspace::finish_split`] ended.
+#[derive(Debug)]
+pub enum SplitOutcome {
+    /// The run is kept (its first part; the tail to come) with its scores: `Loaded`.
+    Kept(Response),
+    /// Read the whole file again, the ordinary way (the load was started over).
+    Again(String),
+}
+
+impl Workspace {
+    /// Whether a file of `size` bytes starting with `head` is a run to read in two places,
+    /// with the helper holding the qrels `helper_qrels`; the plan to send it.
+    pub fn split_plan(
+        &self,
+        size: u64,
+        head: &[u8],
+        helper_qrels: Option<FileId>,
+    ) -> Option<SplitPlan> {
+        let (qrels, _, _) = self.qrels.as_ref()?;
+        let ready = size >= SPLIT_MIN_BYTES
+            && helper_qrels == Some(*qrels)
+            && self.tail.is_none()
+            && self.utilities.is_none()
+            && self.erag.is_none()
+            && !self.last_measures.is_empty()
+            && !self
+                .last_measures
+                .iter()
+                .any(|m| m.needs_utilities() || m.needs_erag_outcomes());
+        (ready && matches!(detect_kind(head), Detected::Known(FileKind::Run))).then(|| SplitPlan {
+            qrels: *qrels,
+            measures: self.last_measures.iter().map(Measure::to_string).collect(),
+        })
+    }
+
+    /// The first part of run `id` was fed (from `LoadStart` on, as any file): parses its end
+    /// and scores it with `plan`'s measures, while the helper works on the rest. `None` when
+    /// the load was cancelled; `Err` (the load started over) when the part is refused.
+    pub fn score_first_part(
+        &mut self,
+        id: FileId,
+        plan: &SplitPlan,
+    ) -> Option<Result<FirstPart, SplitOutcome>> {
+        let Loading {
+            name, size, loader, ..
+        } = self.loading.remove(&id)?;
+        // a first part shorter than the detection's head is still waiting there
+        let loader = match loader {
+            Loader::Detecting(head) => super::start_loader(&name, size, head),
+            other => Ok(other),
+        };
+        let scored = match loader {
+            Ok(Loader::Run(parser)) => {
+                let lines_before = parser.lines_seen();
+                parser
+                    .finish()
+                    .map_err(|e| format!("the first part: {e}"))
+                    .and_then(|run| {
+                        let measures = plan_measures(plan).ok_or("the measures changed")?;
+                        let (_, _, qrels) = self.qrels.as_ref().ok_or("the qrels were removed")?;
+                        let results = ragscope_eval::evaluate_with(
+                            qrels,
+                            &run,
+                            &measures,
+                            &self.eval_options(),
+                        );
+                        Ok((run, lines_before, results))
+                    })
+            }
+            _ => Err("not read as a run".to_string()),
+        };
+        Some(match scored {
+            Ok((run, lines_before, results)) => Ok(FirstPart {
+                name,
+                size,
+                run,
+                lines_before,
+                results,
+            }),
+            Err(why) => Err(self.start_over(id, name, size, why)),
+        })
+    }
+
+    /// The load of `id` begun again from its first byte.
+    fn start_over(&mut self, id: FileId, name: String, size: u64, why: String) -> SplitOutcome {
+        self.loading.insert(
+            id,
+            Loading {
+                name,
+                bytes: 0,
+                size,
+                loader: Loader::Detecting(Vec::new()),
+            },
+        );
+        SplitOutcome::Again(why)
+    }
+
+    /// The first part, scored, and the helper's answer for the part from byte `start` on
+    /// (`later`, or why it could not): keeps the run's first part and the whole run's scores
+    /// (for the next evaluation with `plan`'s measures), or starts the load over.
+    pub fn join_parts(
+        &mut self,
+        id: FileId,
+        plan: &SplitPlan,
+        first: FirstPart,
+        start: u64,
+        later: Result<LaterPart, String>,
+    ) -> SplitOutcome {
+        let FirstPart {
+            name,
+            size,
+            run,
+            lines_before,
+            results,
+        } = first;
+        let later = match later {
+            Ok(l) => l,
+            Err(why) => return self.start_over(id, name, size, format!("the helper: {why}")),
+        };
+        if shares_a_topic(&run, &later.qids) {
+            let why = "a topic on both sides of the cut".to_string();
+            return self.start_over(id, name, size, why);
+        }
+        let (Some(measures), Some(key)) = (plan_measures(plan), self.split_key(plan)) else {
+            let why = "the qrels or the measures changed".to_string();
+            return self.start_over(id, name, size, why);
+        };
+        let theirs = Results {
+            run: later.run_id,
+            measures,
+            topics: later.topics,
+            values: later.values,
+            unjudged: later.unjudged,
+        };
+        let Ok(results) = results.join_disjoint(theirs) else {
+            let why = "the scores do not join".to_string();
+            return self.start_over(id, name, size, why);
+        };
+        let summary = format!(
+            "{} topics, {} results",
+            run.topics().len() + later.qids.len(),
+            run.num_results() + later.num_results
+        );
+        self.scores.insert(id, (key, Arc::new(results)));
+        let at = self.runs.partition_point(|(r, _, _)| *r < id);
+        self.runs.insert(at, (id, name.clone(), run));
+        self.tail = Some(Tail {
+            id,
+            start,
+            lines_before,
+        });
+        SplitOutcome::Kept(Response::Loaded {
+            id,
+            name,
+            kind: FileKind::Run,
+            summary,
+        })
+    }
+
+    /// [`score_first_part`](Self::score_first_part), then [`join_parts`](Self::join_parts).
+    pub fn finish_split(
+        &mut self,
+        id: FileId,
+        plan: &SplitPlan,
+        start: u64,
+        later: Result<LaterPart, String>,
+    ) -> Option<SplitOutcome> {
+        Some(match self.score_first_part(id, plan)? {
+            Ok(first) => self.join_parts(id, plan, first, start, later),
+            Err(again) => again,
+        })
+    }
+
+    /// The scores' key of a plan, if the workspace still matches it.
+    fn split_key(&self, plan: &SplitPlan) -> Option<ScoreKey> {
+        let measures = plan_measures(plan)?;
+        let key = self.score_key(&measures)?;
+        (key.qrels == plan.qrels && key.utilities.is_none() && key.erag.is_none()).then_some(key)
+    }
+
+    /// The run part this worker has still to parse, if any.
+    pub fn tail(&self) -> Option<&Tail> {
+        self.tail.as_ref()
+    }
+
+    /// Whether `request` can be answered before the tail is parsed: an evaluation whose
+    /// every run has scores kept for its measures (the one the page asks for after `Loaded`),
+    /// or one that forgets the run.
+    pub fn answers_without_tail(&self, request: &crate::protocol::Request) -> bool {
+        use crate::protocol::Request;
+        let req = match request {
+            Request::Evaluate(req) => req,
+            Request::Clear => return true,
+            Request::Remove { id } => return self.tail.as_ref().is_some_and(|t| t.id == *id),
+            _ => return false,
+        };
+        let Ok(measures) = req
+            .measures
+            .iter()
+            .map(|m| m.parse::<Measure>())
+            .collect::<Result<Vec<_>, _>>()
+        else {
+            return false;
+        };
+        let key = self.score_key(&measures);
+        key.is_some()
+            && self
+                .runs
+                .iter()
+                .all(|(id, _, _)| self.scores.get(id).map(|(k, _)| k) == key.as_ref())
+    }
+
+    /// The tail parsed (or why not): the run is whole from now on. A tail that no longer
+    /// joins (the file changed since it was first read) drops the run: `LoadFailed`.
+    pub fn complete_tail(&mut self, tail: Result<Run, String>) -> Option<Response> {
+        let Tail {
+            id, lines_before, ..
+        } = self.tail.take()?;
+        let at = self.runs.iter().position(|(r, _, _)| *r == id)?;
+        let joined = tail.and_then(|later| {
+            self.runs[at]
+                .2
+                .append_disjoint(later, lines_before)
+                .map_err(|_| "a topic on both sides of the cut".to_string())
+        });
+        match joined {
+            Ok(()) => None,
+            Err(why) => {
+                let (_, name, _) = self.runs.remove(at);
+                self.scores.remove(&id);
+                Some(Response::LoadFailed {
+                    id,
+                    error: format!(
+                        "{name}: the file changed while it was read ({why}); load it again"
+                    ),
+                    name,
+                })
+            }
+        }
+    }
+}
+
+/// Whether `run` has a topic of `qids` (both in `strcmp` order).
+fn shares_a_topic(run: &Run, qids: &[String]) -> bool {
+    let (mut a, mut b) = (run.topics().iter().peekable(), qids.iter().peekable());
+    while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
+        match x.qid().as_bytes().cmp(y.as_bytes()) {
+            std::cmp::Ordering::Less => {
+                a.next();
+            }
+            std::cmp::Ordering::Greater => {
+                b.next();
+            }
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}

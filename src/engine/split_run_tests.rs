@@ -1,0 +1,256 @@
+//! A run read in two places (src/engine/split_run.rs), on trec_eval's own test files: the
+//! page must see exactly what one parse of the whole file gives, before and after the tail is
+//! parsed, and every case the cut cannot serve must start the load over.
+
+use super::split_run::{LaterPart, SplitOutcome, SPLIT_MIN_BYTES};
+use super::Workspace;
+use crate::detect::DETECT_BYTES;
+use crate::protocol::{EvalRequest, Request, Response, SigTest};
+use ragscope_eval::formats::{parse_qrels, parse_run, topic_boundary};
+
+fn data(name: &str) -> Vec<u8> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/trec_eval/");
+    std::fs::read(format!("{path}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+const QRELS: u32 = 1;
+const RUN: u32 = 2;
+
+fn evaluate(ws: &mut Workspace, measures: &[&str]) -> (String, Vec<Response>) {
+    let request = Request::Evaluate(EvalRequest {
+        measures: measures.iter().map(|s| s.to_string()).collect(),
+        baseline: None,
+        test: SigTest::PairedT,
+        generation: 3,
+    });
+    let out = ws.handle(request);
+    match out.last() {
+        Some(Response::Report(r)) => (format!("{:?}", r.runs), out),
+        other => panic!("no report: {other:?}"),
+    }
+}
+
+fn evaluate_request(measures: &[&str]) -> Request {
+    Request::Evaluate(EvalRequest {
+        measures: measures.iter().map(|s| s.to_string()).collect(),
+        baseline: None,
+        test: SigTest::PairedT,
+        generation: 3,
+    })
+}
+
+/// A workspace with the qrels loaded and evaluated once (as the page does) with `measures`.
+fn with_qrels(measures: &[&str]) -> Workspace {
+    let mut ws = Workspace::default();
+    let answer = ws.load_whole(QRELS, "qrels.test", &data("qrels.test"));
+    assert!(
+        matches!(answer.last(), Some(Response::Loaded { .. })),
+        "{answer:?}"
+    );
+    evaluate(&mut ws, measures);
+    ws
+}
+
+/// What the helper does with the part from `cut` on (src/engine/shard.rs).
+fn helper(run: &[u8], cut: usize, measures: &[String]) -> Result<LaterPart, String> {
+    let qrels = parse_qrels("qrels.test", &data("qrels.test")).map_err(|e| e.to_string())?;
+    let later = parse_run("results.test", &run[cut..]).map_err(|e| e.to_string())?;
+    let measures: Vec<ragscope_eval::Measure> =
+        measures.iter().map(|m| m.parse().unwrap()).collect();
+    let results = ragscope_eval::evaluate(&qrels, &later, &measures);
+    Ok(LaterPart::of(&later, results))
+}
+
+/// The run's first part fed to `ws` and the helper's answer for the rest: what the load says.
+fn load_split(ws: &mut Workspace, run: &[u8], cut: usize) -> SplitOutcome {
+    let plan = ws
+        .split_plan(SPLIT_MIN_BYTES, head(run), Some(QRELS))
+        .expect("a run to read in two places");
+    ws.handle(Request::LoadStart {
+        id: RUN,
+        name: "results.test".into(),
+        size: run.len() as u64,
+    });
+    for chunk in run[..cut].chunks(4096) {
+        let answer = ws.handle(Request::LoadChunk {
+            id: RUN,
+            bytes: chunk.to_vec(),
+        });
+        assert!(
+            matches!(answer[..], [Response::Progress { .. }]),
+            "{answer:?}"
+        );
+    }
+    let later = helper(run, cut, &plan.measures);
+    ws.finish_split(RUN, &plan, cut as u64, later)
+        .expect("the load was under way")
+}
+
+/// One parse of the whole file: the report rows and the load's answer.
+fn whole(run: &[u8], measures: &[&str]) -> (Workspace, Response, String) {
+    let mut ws = with_qrels(measures);
+    let loaded = ws.load_whole(RUN, "results.test", run).remove(0);
+    let (rows, _) = evaluate(&mut ws, measures);
+    (ws, loaded, rows)
+}
+
+fn head(file: &[u8]) -> &[u8] {
+    &file[..file.len().min(DETECT_BYTES)]
+}
+
+const MEASURES: [&str; 5] = ["nDCG@10", "MAP", "MRR", "P@10", "R@100"];
+
+#[test]
+fn the_page_sees_the_whole_runs_numbers_before_and_after_the_tail() {
+    let run = data("results.test");
+    let cut = run.len() / 2 + topic_boundary(&run[run.len() / 2..]).expect("a later topic");
+    let (mut expected_ws, expected_loaded, expected_rows) = whole(&run, &MEASURES);
+
+    let mut ws = with_qrels(&MEASURES);
+    let SplitOutcome::Kept(loaded) = load_split(&mut ws, &run, cut) else {
+        panic!("the cut serves a run written topic by topic")
+    };
+    assert_eq!(loaded, expected_loaded, "the summary counts both parts");
+    let tail = ws.tail().expect("the tail is left to parse").clone();
+    assert_eq!((tail.id, tail.start), (RUN, cut as u64));
+    // the page's evaluation after `Loaded` is answered from the kept scores
+    assert!(ws.answers_without_tail(&evaluate_request(&MEASURES)));
+    assert!(!ws.answers_without_tail(&evaluate_request(&["MAP"])));
+    // forgetting the run needs no tail; forgetting the qrels needs the whole run kept
+    assert!(ws.answers_without_tail(&Request::Remove { id: RUN }));
+    assert!(ws.answers_without_tail(&Request::Clear));
+    assert!(!ws.answers_without_tail(&Request::Remove { id: QRELS }));
+    assert!(!ws.answers_without_tail(&Request::Topic {
+        run: RUN,
+        qid: "303".into()
+    }));
+    let (rows, out) = evaluate(&mut ws, &MEASURES);
+    assert_eq!(rows, expected_rows);
+    assert!(out.len() >= 2, "progress, then the report");
+
+    let later = parse_run("results.test", &run[cut..]).map_err(|e| e.to_string());
+    assert_eq!(ws.complete_tail(later), None);
+    assert!(ws.tail().is_none());
+    // now every request sees the whole run: other measures, and the last topic's ranking
+    let others = ["bpref", "Rprec", "P@5"];
+    assert_eq!(
+        evaluate(&mut ws, &others).0,
+        evaluate(&mut expected_ws, &others).0
+    );
+    for qid in ["301", "302", "303"] {
+        assert_eq!(
+            format!("{:?}", ws.topic(RUN, qid)),
+            format!("{:?}", expected_ws.topic(RUN, qid))
+        );
+    }
+}
+
+#[test]
+fn a_topic_on_both_sides_starts_the_load_over() {
+    // topic 301's first line moved to the end: it is on both sides of any cut
+    let text = String::from_utf8(data("results.test")).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let run = format!("{rest}{first}\n").into_bytes();
+    let cut = run.len() / 2 + topic_boundary(&run[run.len() / 2..]).expect("a later topic");
+    let mut ws = with_qrels(&MEASURES);
+    match load_split(&mut ws, &run, cut) {
+        SplitOutcome::Again(why) => assert!(why.contains("both sides"), "{why}"),
+        SplitOutcome::Kept(r) => panic!("kept: {r:?}"),
+    }
+    assert!(ws.tail().is_none());
+    // the load starts over: the whole file through the ordinary path
+    for chunk in run.chunks(8192) {
+        ws.handle(Request::LoadChunk {
+            id: RUN,
+            bytes: chunk.to_vec(),
+        });
+    }
+    let loaded = ws.handle(Request::LoadEnd { id: RUN }).remove(0);
+    let (_, expected_loaded, expected_rows) = whole(&run, &MEASURES);
+    assert_eq!(loaded, expected_loaded);
+    assert_eq!(evaluate(&mut ws, &MEASURES).0, expected_rows);
+}
+
+#[test]
+fn a_bad_later_part_or_a_failed_helper_starts_the_load_over() {
+    let mut run = data("results.test");
+    let mid = run.len() / 2;
+    let cut = mid + topic_boundary(&run[mid..]).expect("a later topic");
+    let at = cut + 40;
+    run.splice(at..at, b"\n303 Q0 doc 1 high STANDARD\n".iter().copied());
+    let mut ws = with_qrels(&MEASURES);
+    let SplitOutcome::Again(why) = load_split(&mut ws, &run, cut) else {
+        panic!("kept a run whose later part does not parse")
+    };
+    assert!(why.contains("the helper"), "{why}");
+    // the whole file's error, as one parse reports it
+    let mut answers = Vec::new();
+    for chunk in run.chunks(8192) {
+        answers.extend(ws.handle(Request::LoadChunk {
+            id: RUN,
+            bytes: chunk.to_vec(),
+        }));
+    }
+    answers.extend(ws.handle(Request::LoadEnd { id: RUN }));
+    let expected = parse_run("results.test", &run).unwrap_err().to_string();
+    match answers.last() {
+        Some(Response::LoadFailed { error, .. }) => assert_eq!(error, &expected),
+        other => panic!("{other:?}"),
+    }
+
+    // a helper that could not read its part: the load starts over too
+    let mut ws = with_qrels(&MEASURES);
+    let run = data("results.test");
+    let plan = ws
+        .split_plan(SPLIT_MIN_BYTES, head(&run), Some(QRELS))
+        .unwrap();
+    ws.handle(Request::LoadStart {
+        id: RUN,
+        name: "results.test".into(),
+        size: run.len() as u64,
+    });
+    ws.handle(Request::LoadChunk {
+        id: RUN,
+        bytes: run[..cut].to_vec(),
+    });
+    let outcome = ws.finish_split(RUN, &plan, cut as u64, Err("no qrels 1".into()));
+    assert!(
+        matches!(outcome, Some(SplitOutcome::Again(_))),
+        "{outcome:?}"
+    );
+    assert!(ws.tail().is_none() && ws.scores.is_empty());
+}
+
+#[test]
+fn no_split_without_qrels_shared_or_with_utilities_or_for_small_files() {
+    let run = data("results.test");
+    let head = head(&run);
+    let ws = with_qrels(&MEASURES);
+    assert!(ws.split_plan(SPLIT_MIN_BYTES, head, Some(QRELS)).is_some());
+    assert!(ws
+        .split_plan(SPLIT_MIN_BYTES - 1, head, Some(QRELS))
+        .is_none());
+    assert!(ws.split_plan(SPLIT_MIN_BYTES, head, None).is_none());
+    assert!(ws
+        .split_plan(SPLIT_MIN_BYTES, head, Some(QRELS + 9))
+        .is_none());
+    let qrels = data("qrels.test");
+    assert!(ws
+        .split_plan(
+            SPLIT_MIN_BYTES,
+            super::split_run_tests::head(&qrels),
+            Some(QRELS)
+        )
+        .is_none());
+    let mut fresh = Workspace::default();
+    assert!(fresh
+        .split_plan(SPLIT_MIN_BYTES, head, Some(QRELS))
+        .is_none());
+    fresh.load_whole(QRELS, "qrels.test", &data("qrels.test"));
+    assert!(
+        fresh
+            .split_plan(SPLIT_MIN_BYTES, head, Some(QRELS))
+            .is_none(),
+        "no evaluation asked yet: no measures"
+    );
+}
