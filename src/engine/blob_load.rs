@@ -470,6 +470,9 @@ pub async fn complete_tail(scope: &mut Scope, ws: &mut Workspace) -> bool {
             return false;
         }
     }
+    if let Some(helper) = crate::engine::shard::helper() {
+        helper.slim_down();
+    }
     true
 }
 

@@ -26,9 +26,11 @@ use wasm_bindgen::JsCast;
 /// The helper's worker name, which tells the script to serve as the helper.
 pub const NAME: &str = "ragscope-helper";
 
-/// Past this much wasm memory after a job, the helper is replaced by a fresh one: wasm memory
-/// never shrinks, and a 300 MB run's later part would otherwise stay reserved in the tab.
-const RESTART_ABOVE_BYTES: f64 = 96.0 * 1024.0 * 1024.0;
+/// Past this much wasm memory after a job, the helper is replaced by a fresh one once the
+/// worker has parsed the tail (when the machine is idle again): wasm memory never shrinks,
+/// and a 300 MB run's later part would otherwise stay reserved in the tab. A fresh helper
+/// costs about a tenth of a second of one core (instantiation, warm-up, the qrels again).
+const RESTART_ABOVE_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 
 /// Whether this worker was started as the helper.
 pub fn is_helper() -> bool {
@@ -256,6 +258,8 @@ pub struct Helper {
     next_job: Cell<u32>,
     /// The qrels shared with it, and their `Blob` (to share again with a fresh helper).
     qrels: RefCell<Option<(FileId, JsValue)>>,
+    /// It holds much memory since its last job: replace it when the worker is idle.
+    swollen: Cell<bool>,
 }
 
 type OnMessage = Closure<dyn FnMut(JsValue)>;
@@ -305,6 +309,7 @@ pub fn start(script_url: &str) {
         waiting,
         next_job: Cell::new(0),
         qrels: RefCell::new(None),
+        swollen: Cell::new(false),
     };
     HELPER.with(|h| *h.borrow_mut() = Some(Rc::new(helper)));
 }
@@ -407,8 +412,7 @@ impl Helper {
 }
 
 impl Helper {
-    /// [`score`](Self::score) (asked now), then a fresh helper if this one now holds much
-    /// memory.
+    /// [`score`](Self::score) (asked now); notes whether the helper holds much memory now.
     pub fn score_part(
         self: &Rc<Self>,
         part: &JsValue,
@@ -420,9 +424,7 @@ impl Helper {
         async move {
             match asked.await {
                 Ok((part, timings, memory)) => {
-                    if memory > RESTART_ABOVE_BYTES {
-                        me.restart();
-                    }
+                    me.swollen.set(memory > RESTART_ABOVE_BYTES);
                     Answer {
                         part: Ok(part),
                         timings,
@@ -433,6 +435,13 @@ impl Helper {
                     timings: Vec::new(),
                 },
             }
+        }
+    }
+
+    /// A fresh helper in place of one that holds much memory since its last job.
+    pub fn slim_down(&self) {
+        if self.swollen.replace(false) {
+            self.restart();
         }
     }
 

@@ -75,7 +75,9 @@ test('7,000 x 1,000 run (MS MARCO dev size) in a tab: time and peak memory', { s
     page.on('pageerror', (e) => errors.push(String(e)));
     page.on('crash', () => errors.push('page crashed'));
     await observeLongTasks(page);
-    await page.goto(`${origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100`);
+    // RAGSCOPE_E2E_LARGE_URL=helper=0: the run read by the one worker (to compare)
+    const extra = process.env.RAGSCOPE_E2E_LARGE_URL ? `&${process.env.RAGSCOPE_E2E_LARGE_URL}` : '';
+    await page.goto(`${origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100${extra}`);
     await page.waitForSelector('#file-input', { state: 'attached' });
     await page.setInputFiles('#file-input', qrels);
     await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 300_000 });

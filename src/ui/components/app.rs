@@ -169,11 +169,15 @@ fn main_view() -> Html {
     {
         let bridge = bridge.clone();
         use_effect_with((), move |_| {
-            let url = gloo::utils::window()
-                .location()
+            let location = gloo::utils::window().location();
+            // `?helper=0`: every file read by the one worker (to compare, or where nested
+            // workers misbehave)
+            let wanted = !location.search().is_ok_and(|q| q.contains("helper=0"));
+            let url = location
                 .href()
                 .ok()
-                .and_then(|href| web_sys::Url::new_with_base("worker.js", &href).ok());
+                .and_then(|href| web_sys::Url::new_with_base("worker.js", &href).ok())
+                .filter(|_| wanted);
             if let Some(url) = url {
                 bridge.send(Request::Helper {
                     script_url: url.href(),
