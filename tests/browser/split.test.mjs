@@ -83,12 +83,12 @@ async function shownValues(page, run) {
 }
 
 /** The app with the qrels loaded and evaluated, then `run` picked; the load's phases. */
-async function load(run, name) {
+async function load(run, name, extra = '') {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
   await observeLongTasks(page);
-  await page.goto(`${origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100`);
+  await page.goto(`${origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100${extra}`);
   await page.waitForSelector('#file-input', { state: 'attached' });
   await page.setInputFiles('#file-input', files.qrels);
   await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 60_000 });
@@ -169,5 +169,18 @@ test('a bad line in the helper\'s part: the whole file\'s error, with its line',
   // no row, and the load ended with the error (the first part was read, then the whole file)
   assert.equal(await page.$('#results tbody tr[data-run="broken.run"]'), null);
   assert.equal(loadPhases, null, 'a failed load sends no timings');
+  await page.close();
+});
+
+test('?helper=0: the run is read by the one worker, with the same numbers', { timeout: 300_000 }, async () => {
+  const expected = cliSummary(files.run);
+  const { page, errors, phases } = await load(files.run, 'split.run', '&helper=0');
+  await page.waitForSelector('#results tbody tr[data-run="split.run"]', { timeout: 120_000 });
+  const loadPhases = await phases();
+  assert.ok(loadPhases && !loadPhases.some((p) => p.startsWith('cut at byte')), `${loadPhases}`);
+  const shown = await shownValues(page, 'split.run');
+  assert.equal(Object.keys(shown).length, 5);
+  for (const [name, value] of Object.entries(shown)) assert.equal(value, expected.get(name), name);
+  assert.deepEqual(errors, []);
   await page.close();
 });
