@@ -131,6 +131,8 @@ fn the_page_sees_the_whole_runs_numbers_before_and_after_the_tail() {
     let later = parse_run("results.test", &run[cut..]).map_err(|e| e.to_string());
     assert_eq!(ws.complete_tail(later), None);
     assert!(ws.tail().is_none());
+    // the run itself as one parse gives it: docnos, scores, line numbers, the last tag
+    assert_eq!(format!("{:?}", ws.runs), format!("{:?}", expected_ws.runs));
     // now every request sees the whole run: other measures, and the last topic's ranking
     let others = ["bpref", "Rprec", "P@5"];
     assert_eq!(
