@@ -202,6 +202,40 @@ impl ByteStream {
     }
 }
 
+/// Chunks of a stream gathered up to [`BATCH_BYTES`] before they are parsed: small enough to
+/// stay in the CPU's cache between the copy and the parse, large enough that calls into the
+/// parser are few. Zeroed once (not per batch); grown only for a chunk larger than what is left.
+pub(crate) struct Batch {
+    buffer: Vec<u8>,
+    filled: usize,
+}
+
+impl Batch {
+    pub(crate) fn new() -> Batch {
+        Batch {
+            buffer: vec![0; 3 * BATCH_BYTES],
+            filled: 0,
+        }
+    }
+
+    /// Copies `view` in; whether the batch is full.
+    pub(crate) fn push(&mut self, view: &js_sys::Uint8Array) -> bool {
+        let end = self.filled + view.length() as usize;
+        if end > self.buffer.len() {
+            self.buffer.resize(end, 0);
+        }
+        view.copy_to(&mut self.buffer[self.filled..end]);
+        self.filled = end;
+        self.filled >= BATCH_BYTES
+    }
+
+    /// The gathered bytes, and the batch emptied for the next ones.
+    pub(crate) fn take(&mut self) -> &[u8] {
+        let filled = std::mem::take(&mut self.filled);
+        &self.buffer[..filled]
+    }
+}
+
 /// What the load loop saw among the requests that arrived meanwhile.
 enum Seen {
     Nothing,
@@ -518,11 +552,7 @@ async fn stream_into(
     let mut progress_ms = 0.0;
     // the wait for the first chunk (the browser opening the file) apart from the rest
     let mut first_read_ms = None;
-    // Chunks gathered here up to BATCH_BYTES, then parsed: small enough to stay in the CPU's
-    // cache between the copy and the parse, large enough that calls into the parser are few.
-    // Zeroed once (not per batch); grown only for a chunk larger than what is left.
-    let mut buffer: Vec<u8> = vec![0; 3 * BATCH_BYTES];
-    let mut filled = 0;
+    let mut batch = Batch::new();
     let mut offset = 0u64;
     let mut last_yield = wall_ms();
     let mut last_progress = f64::NEG_INFINITY;
@@ -545,22 +575,15 @@ async fn stream_into(
             }
         };
         let done = chunk.is_none();
-        if let Some(view) = &chunk {
-            let end = filled + view.length() as usize;
-            if end > buffer.len() {
-                buffer.resize(end, 0);
-            }
-            view.copy_to(&mut buffer[filled..end]);
-            filled = end;
-        }
+        let full = chunk.as_ref().is_some_and(|view| batch.push(view));
         let t2 = wall_ms();
         copy_ms += t2 - t1;
-        if filled < BATCH_BYTES && !done {
+        if !full && !done {
             continue;
         }
-        offset += filled as u64;
-        let answer = ws.feed(id, &buffer[..filled]);
-        filled = 0;
+        let bytes = batch.take();
+        offset += bytes.len() as u64;
+        let answer = ws.feed(id, bytes);
         let t3 = wall_ms();
         parse_ms += t3 - t2;
         match answer {

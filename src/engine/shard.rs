@@ -11,7 +11,7 @@
 //! nightly-built standard library. Two workers need neither: each parses its own bytes from
 //! the `File`, and only the (small) per-topic scores cross.
 
-use super::blob_load::{reserve_heap, wall_ms, ByteStream, BATCH_BYTES};
+use super::blob_load::{reserve_heap, wall_ms, Batch, ByteStream};
 use super::split_run::{LaterPart, SplitPlan};
 use crate::protocol::FileId;
 use futures::channel::{mpsc, oneshot};
@@ -55,7 +55,7 @@ fn post(target: &JsValue, message: &JsValue) -> Result<(), String> {
         .map_err(|e| format!("{e:?}"))
 }
 
-/// Feeds the bytes of `blob` to `feed` in batches of about [`BATCH_BYTES`]; `meanwhile` runs
+/// Feeds the bytes of `blob` to `feed` in batches (of about a megabyte); `meanwhile` runs
 /// once the first chunk is asked for, while the browser opens the file.
 pub(crate) async fn read_batches(
     blob: &JsValue,
@@ -65,28 +65,19 @@ pub(crate) async fn read_batches(
     let mut stream = ByteStream::open(blob)?;
     let mut first = Some(stream.request()?);
     meanwhile();
-    let mut buffer: Vec<u8> = vec![0; 3 * BATCH_BYTES];
-    let mut filled = 0;
+    let mut batch = Batch::new();
     loop {
         let chunk = match first.take() {
             Some(requested) => stream.receive(requested).await?,
             None => stream.next().await?,
         };
         let done = chunk.is_none();
-        if let Some(view) = &chunk {
-            let end = filled + view.length() as usize;
-            if end > buffer.len() {
-                buffer.resize(end, 0);
-            }
-            view.copy_to(&mut buffer[filled..end]);
-            filled = end;
-        }
-        if filled >= BATCH_BYTES || done {
-            if let Err(e) = feed(&buffer[..filled]) {
+        let full = chunk.as_ref().is_some_and(|view| batch.push(view));
+        if full || done {
+            if let Err(e) = feed(batch.take()) {
                 stream.cancel();
                 return Err(e);
             }
-            filled = 0;
         }
         if done {
             return Ok(());

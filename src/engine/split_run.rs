@@ -170,15 +170,7 @@ impl Workspace {
 
     /// The load of `id` begun again from its first byte.
     fn start_over(&mut self, id: FileId, name: String, size: u64, why: String) -> SplitOutcome {
-        self.loading.insert(
-            id,
-            Loading {
-                name,
-                bytes: 0,
-                size,
-                loader: Loader::Detecting(Vec::new()),
-            },
-        );
+        self.handle(crate::protocol::Request::LoadStart { id, name, size });
         SplitOutcome::Again(why)
     }
 
