@@ -29,7 +29,7 @@ pub const NAME: &str = "ragscope-helper";
 /// Past this much wasm memory after a job, the helper is replaced by a fresh one once the
 /// worker has parsed the tail (when the machine is idle again): wasm memory never shrinks,
 /// and a 300 MB run's later part would otherwise stay reserved in the tab. A fresh helper
-/// costs about a tenth of a second of one core (instantiation, warm-up, the qrels again).
+/// costs its instantiation, its warm-up and the qrels' parse again (not measured).
 const RESTART_ABOVE_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 
 /// Whether this worker was started as the helper.
@@ -369,7 +369,7 @@ impl Helper {
 
     /// Asks the helper to parse `part` (a `Blob` of `size` bytes) as a run and score it as
     /// `plan` says; the answer comes when the returned future is awaited.
-    pub fn score(
+    fn ask(
         &self,
         part: &JsValue,
         size: u64,
@@ -403,14 +403,14 @@ impl Helper {
 }
 
 impl Helper {
-    /// [`score`](Self::score) (asked now); notes whether the helper holds much memory now.
+    /// [`ask`](Self::ask) (asked now); notes whether the helper holds much memory now.
     pub fn score_part(
         self: &Rc<Self>,
         part: &JsValue,
         size: u64,
         plan: &SplitPlan,
     ) -> impl std::future::Future<Output = Answer> {
-        let asked = self.score(part, size, plan);
+        let asked = self.ask(part, size, plan);
         let me = self.clone();
         async move {
             match asked.await {

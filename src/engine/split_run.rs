@@ -13,20 +13,20 @@
 //!
 //! Plain Rust, tested natively (src/engine/split_run_tests.rs).
 
-use super::{Loader, Loading, ScoreKey, Workspace};
+use super::{Loader, Loading, Workspace};
 use crate::detect::{detect_kind, Detected};
 use crate::protocol::{FileId, FileKind, Response};
 use ragscope_eval::formats::Run;
 use ragscope_eval::{Measure, Results};
-use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
-/// Below this a run is read in one place: the helper's start and the messages would cost
-/// more than half a parse (about 1.5 ms a megabyte in Chromium).
+/// Below this a run is read in one place. A choice, not a measured break-even: the helper's
+/// start and its messages cost a few milliseconds, and half of an 8 MiB parse is about 6 ms
+/// at the perf test's 1.4 ms a megabyte (54 ms for 38 MB in one worker).
 pub const SPLIT_MIN_BYTES: u64 = 8 << 20;
 
 /// What the helper is asked to score the later part with.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SplitPlan {
     /// The qrels the helper holds (the workspace's, shared when they were loaded).
     pub qrels: FileId,
@@ -35,7 +35,7 @@ pub struct SplitPlan {
 }
 
 /// The helper's answer for the later part: its topics and its scores.
-#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LaterPart {
     /// Every topic of the part (judged or not), in `strcmp` order.
     pub qids: Vec<String>,
@@ -200,13 +200,17 @@ impl Workspace {
             let why = "a topic on both sides of the cut".to_string();
             return self.start_over(id, name, size, why);
         }
-        let (Some(measures), Some(key)) = (plan_measures(plan), self.split_key(plan)) else {
-            let why = "the qrels or the measures changed".to_string();
+        // the first part was scored with the plan's measures: its results carry them
+        let key = self
+            .score_key(&results.measures)
+            .filter(|k| k.qrels == plan.qrels && k.utilities.is_none() && k.erag.is_none());
+        let Some(key) = key else {
+            let why = "the qrels changed".to_string();
             return self.start_over(id, name, size, why);
         };
         let theirs = Results {
             run: later.run_id,
-            measures,
+            measures: results.measures.clone(),
             topics: later.topics,
             values: later.values,
             unjudged: later.unjudged,
@@ -248,13 +252,6 @@ impl Workspace {
             Ok(first) => self.join_parts(id, plan, first, start, later),
             Err(again) => again,
         })
-    }
-
-    /// The scores' key of a plan, if the workspace still matches it.
-    fn split_key(&self, plan: &SplitPlan) -> Option<ScoreKey> {
-        let measures = plan_measures(plan)?;
-        let key = self.score_key(&measures)?;
-        (key.qrels == plan.qrels && key.utilities.is_none() && key.erag.is_none()).then_some(key)
     }
 
     /// The run part this worker has still to parse, if any.
