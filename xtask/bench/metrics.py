@@ -57,6 +57,8 @@ def sized_tools(a, qrels_path, run_path):
     tools = {
         "trec-eval": [a.ragscope, "trec-eval", *MEASURES_TREC, qrels_path, run_path],
         "eval": [a.ragscope, "eval", "--qrels", qrels_path, "--measures", "nDCG@10,MAP,MRR,P@10,R@100", run_path],
+        # one thread: CPU per line without the second thread's share of a hyperthreaded core
+        "eval 1 thread": ["env", "RAGSCOPE_THREADS=1", a.ragscope, "eval", "--qrels", qrels_path, "--measures", "nDCG@10,MAP,MRR,P@10,R@100", run_path],
     }
     if not a.no_pytrec:
         tools["pytrec_eval"] = [sys.executable, "-c", PYTREC, qrels_path, run_path]
@@ -92,7 +94,9 @@ def sizes(a):
         size = os.path.getsize(run_path)
         lines = queries * 1000
         tools = sized_tools(a, qrels_path, run_path)
-        repeat = a.repeat if size < 50e6 else 3
+        # A 1 MB run takes a few milliseconds, where a scheduler tick is a large share: more
+        # rounds for the short ones (medians), fewer for pytrec_eval's 9 s at 290 MB.
+        repeat = max(a.repeat, 25) if size < 5e6 else max(a.repeat, 9) if size < 50e6 else max(a.repeat, 3)
         for cmd in tools.values():
             timed(cmd)
         walls = {n: [] for n in tools}
