@@ -49,11 +49,7 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
         #[cfg(target_arch = "wasm32")]
         if workspace.tail().is_some()
             && !workspace.answers_without_tail(&request)
-            && !apart(crate::engine::blob_load::complete_tail(
-                &mut scope,
-                &mut workspace,
-            ))
-            .await
+            && !parse_tail(&mut scope, &mut workspace).await
         {
             return;
         }
@@ -176,19 +172,18 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
         #[cfg(target_arch = "wasm32")]
         if evaluation && workspace.tail().is_some() {
             yield_now().await;
-        }
-        #[cfg(target_arch = "wasm32")]
-        if evaluation
-            && workspace.tail().is_some()
-            && !apart(crate::engine::blob_load::complete_tail(
-                &mut scope,
-                &mut workspace,
-            ))
-            .await
-        {
-            return;
+            if !parse_tail(&mut scope, &mut workspace).await {
+                return;
+            }
         }
     }
+}
+
+/// Parses the part of a run that the helper read (src/engine/split_run.rs), so the workspace
+/// holds the whole run. False when the page went away.
+#[cfg(target_arch = "wasm32")]
+async fn parse_tail(scope: &mut ReactorScope<Request, Response>, ws: &mut Workspace) -> bool {
+    apart(crate::engine::blob_load::complete_tail(scope, ws)).await
 }
 
 /// Times an evaluation for `Response::Timings` (the performance test reads them).

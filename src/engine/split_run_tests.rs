@@ -224,6 +224,40 @@ fn a_bad_later_part_or_a_failed_helper_starts_the_load_over() {
 }
 
 #[test]
+fn a_tail_that_no_longer_joins_drops_the_run_and_keeps_the_rest() {
+    let run = data("results.test");
+    let cut = run.len() / 2 + topic_boundary(&run[run.len() / 2..]).expect("a later topic");
+    let qrels_only = evaluate(&mut with_qrels(&MEASURES), &MEASURES).0;
+    // the tail read again later is unreadable (the file changed on disk: Chromium refuses to
+    // read a picked file whose modification time moved), or now holds a topic of the first part
+    let first_part = String::from_utf8(run[..cut].to_vec()).unwrap();
+    let first_line = first_part.lines().next().unwrap();
+    let changed =
+        parse_run("results.test", format!("{first_line}\n").as_bytes()).map_err(|e| e.to_string());
+    for (tail, why) in [
+        (Err("NotReadableError".to_string()), "NotReadableError"),
+        (changed, "both sides"),
+    ] {
+        let mut ws = with_qrels(&MEASURES);
+        let SplitOutcome::Kept(_) = load_split(&mut ws, &run, cut) else {
+            panic!("the cut serves a run written topic by topic")
+        };
+        match ws.complete_tail(tail) {
+            Some(Response::LoadFailed { id, name, error }) => {
+                assert_eq!((id, name.as_str()), (RUN, "results.test"));
+                assert!(error.contains("changed while it was read"), "{error}");
+                assert!(error.contains(why), "{error}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(ws.tail().is_none() && !ws.scores.contains_key(&RUN));
+        assert!(ws.runs.iter().all(|(id, _, _)| *id != RUN));
+        // what is left is what was loaded before the run: the qrels' report, no kept scores
+        assert_eq!(evaluate(&mut ws, &MEASURES).0, qrels_only);
+    }
+}
+
+#[test]
 fn no_split_without_qrels_shared_or_with_utilities_or_for_small_files() {
     let run = data("results.test");
     let head = head(&run);

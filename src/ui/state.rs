@@ -457,6 +457,34 @@ mod tests {
     }
 
     #[test]
+    fn a_loaded_run_whose_tail_fails_later_is_removed_and_the_error_shown() {
+        // A run read in two places is shown once both parts are scored; if its tail, read
+        // again afterwards, no longer joins (src/engine/split_run.rs), the worker drops it.
+        let mut s = AppState::new(vec!["MAP".into()]);
+        for (id, kind) in [(0, FileKind::Qrels), (1, FileKind::Run), (2, FileKind::Run)] {
+            s = reduce(s, added(id));
+            s = reduce(s, loaded(id, kind));
+        }
+        s = reduce(
+            s,
+            Action::Worker(Response::LoadFailed {
+                id: 1,
+                name: "f1".into(),
+                error: "f1: the file changed while it was read (NotReadableError); load it again"
+                    .into(),
+            }),
+        );
+        let left: Vec<u32> = s.files.iter().map(|f| f.id).collect();
+        assert_eq!(left, [0, 2]);
+        assert!(s
+            .files
+            .iter()
+            .all(|f| matches!(f.status, FileStatus::Loaded { .. })));
+        assert!(!s.loading(), "the page evaluates again: nothing is loading");
+        assert!(s.errors[0].message.contains("load it again"));
+    }
+
+    #[test]
     fn a_new_qrels_file_keeps_only_the_one_before_it_and_runs_accumulate() {
         let mut s = AppState::default();
         for id in 0..3 {
