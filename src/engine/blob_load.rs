@@ -339,9 +339,13 @@ pub async fn load(
             let answer = asked.await;
             let t2 = wall_ms();
             phases.push(("wait for the helper".into(), t2 - t1));
-            for (what, ms) in ["open, grow and write memory", "read and parse", "score"]
-                .iter()
-                .zip(&answer.timings)
+            for (what, ms) in [
+                "open (growing and writing memory if it holds its part whole)",
+                "read, parse and score topic by topic",
+                "score the rest",
+            ]
+            .iter()
+            .zip(&answer.timings)
             {
                 phases.push((format!("  the helper: {what}"), *ms));
             }

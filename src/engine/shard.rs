@@ -12,7 +12,7 @@
 //! the `File`, and only the (small) per-topic scores cross.
 
 use super::blob_load::{reserve_heap, wall_ms, Batch, ByteStream};
-use super::split_run::{LaterPart, SplitPlan};
+use super::split_run::{LaterPart, PartScorer, SplitPlan};
 use crate::protocol::FileId;
 use futures::channel::{mpsc, oneshot};
 use futures::StreamExt;
@@ -157,9 +157,14 @@ async fn score(
         .map_err(|e| e.to_string())?;
     let blob = message.get(2);
     let size = message.get(5).as_f64().unwrap_or(0.0) as usize;
+    if let Some(answer) = score_as_parsed(qrels, &measures, &blob, start).await? {
+        return Ok(answer);
+    }
+    // Its topics interleave (one came back after it was scored): read again and held whole.
+    let again = wall_ms();
     let mut parser = RunParser::new("run");
     parser.expect_bytes(size);
-    let mut grown = start;
+    let mut grown = again;
     let grow = || {
         reserve_heap(size + size / 2, (size / 4 * 3).min(64 << 20));
         grown = wall_ms();
@@ -173,6 +178,39 @@ async fn score(
     drop(run);
     let timings = [grown - start, parsed - grown, scored - parsed];
     Ok(to_js(&part, &timings))
+}
+
+/// The part scored topic by topic as it is parsed ([`PartScorer`]); `None` when a topic came
+/// back after it was scored.
+async fn score_as_parsed(
+    qrels: &Qrels,
+    measures: &[ragscope_eval::Measure],
+    blob: &JsValue,
+    start: f64,
+) -> Result<Option<JsValue>, String> {
+    let opts = ragscope_eval::EvalOptions::default();
+    let mut scorer = PartScorer::new(qrels, measures, &opts);
+    let (mut opened, mut interleaved) = (start, false);
+    let fed = read_batches(
+        blob,
+        || opened = wall_ms(),
+        |b| match scorer.feed(b)? {
+            true => Ok(()),
+            false => {
+                interleaved = true;
+                Err(String::new()) // stops the read; not reported
+            }
+        },
+    )
+    .await;
+    if interleaved {
+        return Ok(None);
+    }
+    fed?;
+    let parsed = wall_ms();
+    let part = scorer.finish()?;
+    let timings = [opened - start, parsed - opened, wall_ms() - parsed];
+    Ok(Some(to_js(&part, &timings)))
 }
 
 fn strings(items: &[String]) -> JsValue {

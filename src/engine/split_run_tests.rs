@@ -2,7 +2,7 @@
 //! page must see exactly what one parse of the whole file gives, before and after the tail is
 //! parsed, and every case the cut cannot serve must start the load over.
 
-use super::split_run::{LaterPart, SplitOutcome, SPLIT_MIN_BYTES};
+use super::split_run::{LaterPart, PartScorer, SplitOutcome, SPLIT_MIN_BYTES};
 use super::Workspace;
 use crate::detect::DETECT_BYTES;
 use crate::protocol::{EvalRequest, Request, Response, SigTest};
@@ -255,6 +255,58 @@ fn a_tail_that_no_longer_joins_drops_the_run_and_keeps_the_rest() {
         // what is left is what was loaded before the run: the qrels' report, no kept scores
         assert_eq!(evaluate(&mut ws, &MEASURES).0, qrels_only);
     }
+}
+
+#[test]
+fn the_helper_scoring_topic_by_topic_answers_what_a_whole_parse_does() {
+    let qrels = parse_qrels("qrels.test", &data("qrels.test")).unwrap();
+    let measures: Vec<ragscope_eval::Measure> = ["nDCG@10", "MAP", "bpref", "P@5", "NumRelRet"]
+        .iter()
+        .map(|m| m.parse().unwrap())
+        .collect();
+    let opts = ragscope_eval::EvalOptions::default();
+    let run = data("results.test");
+    let cut = run.len() / 2 + topic_boundary(&run[run.len() / 2..]).expect("a later topic");
+    // topics out of qid order: 303's lines first
+    let text = String::from_utf8(run.clone()).unwrap();
+    let (early, late): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| !l.starts_with("303"));
+    let reordered = format!("{}\n{}\n", late.join("\n"), early.join("\n")).into_bytes();
+    // the later part, and whole files (no last newline; topics out of order)
+    for (part, slice) in [
+        (&run[cut..], 700),
+        (&run[..], 4096),
+        (run.trim_ascii_end(), 1),
+        (&reordered[..], 1000),
+    ] {
+        let whole = parse_run("run", part).unwrap();
+        let expected = LaterPart::of(&whole, ragscope_eval::evaluate(&qrels, &whole, &measures));
+        let mut scorer = PartScorer::new(&qrels, &measures, &opts);
+        for bytes in part.chunks(slice) {
+            assert_eq!(scorer.feed(bytes), Ok(true));
+        }
+        assert_eq!(scorer.finish(), Ok(expected), "slices of {slice}");
+    }
+    // a topic that comes back after it was scored: parsed whole instead
+    let text = String::from_utf8(run.clone()).unwrap();
+    let (first, rest) = text.split_once('\n').unwrap();
+    let comeback = format!("{rest}{first}\n");
+    let mut scorer = PartScorer::new(&qrels, &measures, &opts);
+    let fed: Vec<bool> = comeback
+        .as_bytes()
+        .chunks(512)
+        .map(|b| scorer.feed(b).unwrap())
+        .collect();
+    assert!(fed.contains(&false), "the comeback is seen");
+    // a bad line: the parser's own error, with its line in the part
+    let mut scorer = PartScorer::new(&qrels, &measures, &opts);
+    let bad = format!("{first}\n303 Q0 doc 1 high STANDARD\n");
+    let expected = parse_run("run", bad.as_bytes()).unwrap_err().to_string();
+    assert_eq!(
+        scorer
+            .feed(bad.as_bytes())
+            .and_then(|_| scorer.finish().map(|_| true)),
+        Err(expected)
+    );
 }
 
 #[test]
