@@ -65,23 +65,18 @@ pub fn warm_up() -> usize {
     scored
 }
 
-/// The run parsed in slices and scored topic by topic as it is handed out; topics scored.
+/// The run parsed in slices and scored topic by topic as it is handed out, as the helper
+/// does ([`PartScorer`](super::split_run::PartScorer)); topics scored.
 fn score_as_parsed(qrels: &ragscope_eval::Qrels, run: &[u8], measures: &[Measure]) -> usize {
     let opts = ragscope_eval::EvalOptions::default();
-    let mut parts = ragscope_eval::EvaluationInParts::new(qrels, measures, &opts);
-    let mut parser = RunParser::new("warm-up.run");
-    for slice in run.chunks(64 << 10) {
-        if parser
-            .feed_and_score(slice, |part| parts.score(qrels, part))
-            .is_err()
-        {
-            return 0;
-        }
+    let mut scorer = super::split_run::PartScorer::new(qrels, measures, &opts);
+    if run
+        .chunks(64 << 10)
+        .any(|slice| scorer.feed(slice) != Ok(true))
+    {
+        return 0;
     }
-    match parser.finish() {
-        Ok(rest) => parts.finish(qrels, &rest).0.topics.len(),
-        Err(_) => 0,
-    }
+    scorer.finish().map_or(0, |part| part.topics.len())
 }
 
 #[cfg(test)]
