@@ -99,17 +99,20 @@ pub async fn receive(name: &str) -> Result<web_sys::Blob, String> {
         }
     });
     let _ = Reflect::set(&channel, &"onmessage".into(), on_message.as_ref());
-    // "ready" is said again every 100 ms until the Blob arrives: Chromium registers a
-    // BroadcastChannel with the browser process asynchronously, on another pipe than the
-    // worker's messages, so the first "ready" can reach the broker before the page's channel
-    // is known there and be lost (seen as a load that never ended, a few times in 40 runs
-    // on a loaded machine). The page answers each "ready"; only the first Blob is taken.
+    // "ready" is said again until the Blob arrives: Chromium registers a BroadcastChannel
+    // with the browser process asynchronously, on another pipe than the worker's messages,
+    // so the first "ready" can reach the broker before the page's channel is known there and
+    // be lost (seen as a load that never ended, a few times in 40 runs on a loaded machine).
+    // Soon at first, then every 100 ms (about 30 s in all): a lost first "ready" answered
+    // after 100 ms made the perf test's load 0.1 s longer. The page answers each "ready";
+    // only the first Blob is taken.
     let mut rx = rx;
     let mut data =
         Err("the page did not hand the file over (it was removed, or the page closed)".to_string());
-    for _ in 0..300 {
+    let waits_ms = [5, 10, 20, 40].into_iter().chain(std::iter::repeat(100));
+    for wait_ms in waits_ms.take(300) {
         call(&channel, "postMessage", &[&"ready".into()]);
-        let tick = gloo::timers::future::TimeoutFuture::new(100);
+        let tick = gloo::timers::future::TimeoutFuture::new(wait_ms);
         match futures::future::select(rx, tick).await {
             futures::future::Either::Left((Ok(d), _)) => {
                 data = Ok(d);
