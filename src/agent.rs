@@ -165,24 +165,23 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
                 return;
             }
         }
-        // The report goes out before the tail is parsed: `scope.send` only queues it for a task
-        // that posts it when this one next waits, and the tail's first step (writing its
-        // memory) would hold it back (a trace of the perf flow: 7 ms between the report built
-        // and the page receiving it).
         #[cfg(target_arch = "wasm32")]
-        if evaluation && workspace.tail().is_some() {
-            yield_now().await;
-            if !parse_tail(&mut scope, &mut workspace).await {
-                return;
-            }
+        if evaluation && workspace.tail().is_some() && !parse_tail(&mut scope, &mut workspace).await
+        {
+            return;
         }
     }
 }
 
 /// Parses the part of a run that the helper read (src/engine/split_run.rs), so the workspace
 /// holds the whole run. False when the page went away.
+///
+/// What was sent goes out first: `scope.send` only queues a response for a task that posts it
+/// when this one next waits, and the tail's first step (writing its memory) would hold it
+/// back (a trace of the perf flow: 7 ms between the report built and the page receiving it).
 #[cfg(target_arch = "wasm32")]
 async fn parse_tail(scope: &mut ReactorScope<Request, Response>, ws: &mut Workspace) -> bool {
+    yield_now().await;
     apart(crate::engine::blob_load::complete_tail(scope, ws)).await
 }
 

@@ -26,11 +26,12 @@ use wasm_bindgen::JsCast;
 /// The helper's worker name, which tells the script to serve as the helper.
 pub const NAME: &str = "ragscope-helper";
 
-/// Past this much wasm memory after a job, the helper is replaced by a fresh one once the
-/// worker has parsed the tail (when the machine is idle again): wasm memory never shrinks,
-/// and a 300 MB run's later part would otherwise stay reserved in the tab. A fresh helper
-/// costs its instantiation, its warm-up and the qrels' parse again (not measured).
-const RESTART_ABOVE_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
+/// A job that grew the helper's wasm memory by more than this has it replaced by a fresh one
+/// once the worker has parsed the tail (when the machine is idle again): wasm memory never
+/// shrinks, and a part held whole (topics that interleave) would otherwise stay reserved in
+/// the tab. Growth, not size: what it holds at rest (the qrels) a fresh helper holds again. A
+/// fresh helper costs its instantiation, its warm-up and the qrels' parse again (not measured).
+const RESTART_AFTER_GROWTH_BYTES: f64 = 32.0 * 1024.0 * 1024.0;
 
 /// Whether this worker was started as the helper.
 pub fn is_helper() -> bool {
@@ -157,8 +158,10 @@ async fn score(
         .map_err(|e| e.to_string())?;
     let blob = message.get(2);
     let size = message.get(5).as_f64().unwrap_or(0.0) as usize;
-    if let Some(answer) = score_as_parsed(qrels, &measures, &blob, start).await? {
-        return Ok(answer);
+    let memory_before = super::blob_load::wasm_memory_bytes() as f64;
+    let grown_by = || super::blob_load::wasm_memory_bytes() as f64 - memory_before;
+    if let Some((part, timings)) = score_as_parsed(qrels, &measures, &blob, start).await? {
+        return Ok(to_js(&part, &timings, grown_by()));
     }
     // Its topics interleave (one came back after it was scored): read again and held whole.
     let again = wall_ms();
@@ -177,7 +180,7 @@ async fn score(
     let scored = wall_ms();
     drop(run);
     let timings = [grown - start, parsed - grown, scored - parsed];
-    Ok(to_js(&part, &timings))
+    Ok(to_js(&part, &timings, grown_by()))
 }
 
 /// The part scored topic by topic as it is parsed ([`PartScorer`]); `None` when a topic came
@@ -187,7 +190,7 @@ async fn score_as_parsed(
     measures: &[ragscope_eval::Measure],
     blob: &JsValue,
     start: f64,
-) -> Result<Option<JsValue>, String> {
+) -> Result<Option<(LaterPart, [f64; 3])>, String> {
     let opts = ragscope_eval::EvalOptions::default();
     let mut scorer = PartScorer::new(qrels, measures, &opts);
     let (mut opened, mut interleaved) = (start, false);
@@ -210,7 +213,7 @@ async fn score_as_parsed(
     let parsed = wall_ms();
     let part = scorer.finish()?;
     let timings = [opened - start, parsed - opened, wall_ms() - parsed];
-    Ok(Some(to_js(&part, &timings)))
+    Ok(Some((part, timings)))
 }
 
 fn strings(items: &[String]) -> JsValue {
@@ -221,7 +224,8 @@ fn strings(items: &[String]) -> JsValue {
         .into()
 }
 
-fn to_js(part: &LaterPart, timings: &[f64]) -> JsValue {
+/// `grown`: the bytes of wasm memory the job added.
+fn to_js(part: &LaterPart, timings: &[f64], grown: f64) -> JsValue {
     let values: js_sys::Array = part
         .values
         .iter()
@@ -236,7 +240,7 @@ fn to_js(part: &LaterPart, timings: &[f64]) -> JsValue {
         values.into(),
         js_sys::Float64Array::from(&unjudged[..]).into(),
         js_sys::Float64Array::from(timings).into(),
-        (super::blob_load::wasm_memory_bytes() as f64).into(),
+        grown.into(),
     ])
     .into()
 }
@@ -441,7 +445,7 @@ impl Helper {
 }
 
 impl Helper {
-    /// [`ask`](Self::ask) (asked now); notes whether the helper holds much memory now.
+    /// [`ask`](Self::ask) (asked now); notes whether the job grew the helper's memory much.
     pub fn score_part(
         self: &Rc<Self>,
         part: &JsValue,
@@ -452,8 +456,8 @@ impl Helper {
         let me = self.clone();
         async move {
             match asked.await {
-                Ok((part, timings, memory)) => {
-                    me.swollen.set(memory > RESTART_ABOVE_BYTES);
+                Ok((part, timings, grown)) => {
+                    me.swollen.set(grown > RESTART_AFTER_GROWTH_BYTES);
                     Answer {
                         part: Ok(part),
                         timings,

@@ -16,8 +16,8 @@
 use super::{Loader, Loading, Workspace};
 use crate::detect::{detect_kind, Detected};
 use crate::protocol::{FileId, FileKind, Response};
-use ragscope_eval::formats::{Qrels, Run, RunParser};
-use ragscope_eval::{EvalOptions, EvaluationInParts, Measure, Results};
+use ragscope_eval::formats::{Qrels, Run};
+use ragscope_eval::{EvalOptions, Measure, Results, ScoredParse};
 use std::sync::Arc;
 
 /// Below this a run is read in one place. A choice, not a measured break-even: the helper's
@@ -63,26 +63,21 @@ impl LaterPart {
 }
 
 /// The helper's work on its part: parsed and scored topic by topic as the parser hands them
-/// out (`RunParser::feed_and_score`, as the CLI and the JS package score a run), so it holds a
-/// few topics instead of the part, writes no heap ahead, and scores each topic while its
-/// results are in the cache. A part whose topics interleave (one comes back after it was
-/// scored) must be parsed whole instead ([`LaterPart::of`]).
+/// out ([`ScoredParse`], as the CLI and the JS package score a run), so it holds a few topics
+/// instead of the part, writes no heap ahead, and scores each topic while its results are in
+/// the cache. A part whose topics interleave (one comes back after it was scored) must be
+/// parsed whole instead ([`LaterPart::of`]).
 pub struct PartScorer<'a> {
-    qrels: &'a Qrels,
-    parts: EvaluationInParts<'a>,
-    parser: RunParser,
+    scored: ScoredParse<'a>,
+    /// The handed-out topics' qids, and their results.
     qids: Vec<String>,
     num_results: usize,
 }
 
 impl<'a> PartScorer<'a> {
     pub fn new(qrels: &'a Qrels, measures: &'a [Measure], opts: &'a EvalOptions) -> Self {
-        let mut parser = RunParser::new("run");
-        parser.expect_bytes(1 << 20);
         PartScorer {
-            qrels,
-            parts: EvaluationInParts::new(qrels, measures, opts),
-            parser,
+            scored: ScoredParse::new("run", qrels, measures, opts, 1 << 20),
             qids: Vec::new(),
             num_results: 0,
         }
@@ -91,33 +86,24 @@ impl<'a> PartScorer<'a> {
     /// The next bytes of the part. False once a topic came back after it was scored: the
     /// part must then be parsed whole.
     pub fn feed(&mut self, bytes: &[u8]) -> Result<bool, String> {
-        let (parts, qrels, qids, num_results) = (
-            &mut self.parts,
-            self.qrels,
-            &mut self.qids,
-            &mut self.num_results,
-        );
-        self.parser
-            .feed_and_score(bytes, |part| {
+        let (qids, num_results) = (&mut self.qids, &mut self.num_results);
+        self.scored
+            .feed(bytes, |part| {
                 qids.extend(part.topics().iter().map(|t| t.qid().to_string()));
                 *num_results += part.num_results();
-                parts.score(qrels, part);
             })
-            .map_err(|e| e.to_string())?;
-        Ok(!self.parser.came_back())
+            .map_err(|e| e.to_string())
     }
 
     /// The part's topics and scores, as [`LaterPart::of`] gives them for the part parsed whole.
     pub fn finish(self) -> Result<LaterPart, String> {
-        let rest = self.parser.finish().map_err(|e| e.to_string())?;
+        let (results, _, rest) = self.scored.finish().map_err(|e| e.to_string())?;
         let mut qids = self.qids;
         qids.extend(rest.topics().iter().map(|t| t.qid().to_string()));
         qids.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        let num_results = self.num_results + rest.num_results();
-        let results = self.parts.finish(self.qrels, &rest).0;
         Ok(LaterPart {
             qids,
-            num_results,
+            num_results: self.num_results + rest.num_results(),
             run_id: rest.run_id().to_string(),
             topics: results.topics,
             values: results.values,

@@ -480,7 +480,10 @@ mod tests {
             .files
             .iter()
             .all(|f| matches!(f.status, FileStatus::Loaded { .. })));
-        assert!(!s.loading(), "the page evaluates again: nothing is loading");
+        assert!(
+            !s.loading(),
+            "nothing is loading, so the page's evaluation effect runs again"
+        );
         assert!(s.errors[0].message.contains("load it again"));
     }
 

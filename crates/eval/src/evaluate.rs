@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::formats::{Qrels, QrelsTopic, Run};
+use crate::formats::{ParseError, Qrels, QrelsTopic, Run, RunParser};
 use crate::measures::topic::{ranked_rels, TopicEval};
 use crate::measures::{Measure, RankingOptions};
 use crate::rag::erag_outcomes::EragOutcomes;
@@ -533,6 +533,55 @@ impl<'a> EvaluationInParts<'a> {
             unjudged: self.unjudged,
         };
         (results, missing)
+    }
+}
+
+/// A run parsed and scored on this thread at once: each batch of topics the parser hands out
+/// ([`RunParser::feed_and_score`]) is scored ([`EvaluationInParts`]) and its memory reused, so
+/// a run written topic by topic is never held whole. What the JS package's `evaluate()` and the
+/// app's helper worker do; natively `read_and_evaluate` does it on one or two threads.
+pub struct ScoredParse<'a> {
+    qrels: &'a Qrels,
+    parts: EvaluationInParts<'a>,
+    parser: RunParser,
+}
+
+impl<'a> ScoredParse<'a> {
+    /// `expect_bytes`: about how much is fed at a time (sizes the parser's first storage).
+    pub fn new(
+        name: &str,
+        qrels: &'a Qrels,
+        measures: &'a [Measure],
+        opts: &'a EvalOptions,
+        expect_bytes: usize,
+    ) -> Self {
+        let mut parser = RunParser::new(name);
+        parser.expect_bytes(expect_bytes);
+        ScoredParse {
+            qrels,
+            parts: EvaluationInParts::new(qrels, measures, opts),
+            parser,
+        }
+    }
+
+    /// The next bytes of the run; `seen` is shown each batch before it is scored. `Ok(false)`
+    /// once a handed-out topic came back (the run's topics interleave): nothing more is
+    /// scored, and the run must be parsed again and scored whole.
+    pub fn feed(&mut self, bytes: &[u8], mut seen: impl FnMut(&Run)) -> Result<bool, ParseError> {
+        let (parts, qrels) = (&mut self.parts, self.qrels);
+        self.parser.feed_and_score(bytes, |part| {
+            seen(part);
+            parts.score(qrels, part);
+        })?;
+        Ok(!self.parser.came_back())
+    }
+
+    /// The results, how many qrels topics the run has no results for, and the topics never
+    /// handed out (normally the last one; with the tag of the run's last line).
+    pub fn finish(self) -> Result<(Results, usize, Run), ParseError> {
+        let rest = self.parser.finish()?;
+        let (results, missing) = self.parts.finish(self.qrels, &rest);
+        Ok((results, missing, rest))
     }
 }
 

@@ -199,25 +199,22 @@ fn evaluate_run(
     slice: usize,
 ) -> Result<ragscope_eval::Results, String> {
     let opts = ragscope_eval::EvalOptions::default();
-    let mut parts = ragscope_eval::EvaluationInParts::new(qrels, measures, &opts);
-    let mut parser = ragscope_eval::formats::RunParser::new(name);
-    parser.expect_bytes(slice.min(text.len()));
+    let expect = slice.min(text.len());
+    let mut scored = ragscope_eval::ScoredParse::new(name, qrels, measures, &opts, expect);
     // `None`: a handed-out topic came back, so the rest is not worth parsing this way
-    let fed = text.feed_slices(slice, |s| {
-        parser
-            .feed_and_score(s, |part| parts.score(qrels, part))
-            .map_err(|e| Some(e.to_string()))?;
-        match parser.came_back() {
-            true => Err(None),
-            false => Ok(()),
-        }
+    let fed = text.feed_slices(slice, |s| match scored.feed(s, |_| {}) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(None),
+        Err(e) => Err(Some(e.to_string())),
     });
     match fed {
         Err(Some(e)) => return Err(e),
         Err(None) => {}
         Ok(()) => {
-            let rest = parser.finish().map_err(|e| e.to_string())?;
-            return Ok(parts.finish(qrels, &rest).0);
+            return scored
+                .finish()
+                .map(|(results, ..)| results)
+                .map_err(|e| e.to_string())
         }
     }
     let mut parser = ragscope_eval::formats::RunParser::new(name);
