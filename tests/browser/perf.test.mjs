@@ -37,19 +37,14 @@ function median(xs) {
   return s[Math.floor(s.length / 2)];
 }
 
-test('38 MB benchmark run: browser vs native CLI', { timeout: 600_000 }, async () => {
-  const run = join(benchDir, 'bench.run');
-  const qrels = join(benchDir, 'bench.qrels');
-  const args = ['trec-eval', '-m', 'ndcg_cut.10', '-m', 'map', '-m', 'recip_rank', '-m', 'P.10', '-m', 'recall.100', qrels, run];
-  const native = [];
-  let out = '';
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    out = execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
-    native.push((performance.now() - t0) / 1000);
-  }
-  const expected = new Map(out.trim().split('\n').map((l) => l.split('\t').map((s) => s.trim())).filter((f) => f[1] === 'all').map((f) => [f[0], f[2]]));
+// Loads in fresh pages, each just after a CLI run on the machine as the load finds it (the page
+// open, the qrels loaded, nothing running): one load is as noisy as the machine (the same build
+// gave 0.13 to 0.21 s within an hour), so the ratio printed is of medians, like the benchmarks'.
+const rounds = Math.max(1, Number(process.env.RAGSCOPE_PERF_ROUNDS ?? 5));
 
+/** One load of the run in a fresh page, `justBefore()` run when it is ready: the page's timings,
+ * the numbers shown, the page. */
+async function loadInFreshPage(qrels, run, justBefore) {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   await observeLongTasks(page);
   await page.goto(`${origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100`);
@@ -72,6 +67,8 @@ test('38 MB benchmark run: browser vs native CLI', { timeout: 600_000 }, async (
     throw e;
   });
   await page.waitForFunction(() => !document.querySelector('#eval-progress'));
+  await page.waitForTimeout(200);
+  justBefore();
   const since = await page.evaluate(() => performance.now());
   await watchLoad(page);
   const t0 = Date.now();
@@ -83,12 +80,41 @@ test('38 MB benchmark run: browser vs native CLI', { timeout: 600_000 }, async (
   const inPage = await pageSeconds(page);
   const shown = await page.$$eval('#results tr[data-run="bench.run"] td[data-trec]', (tds) =>
     Object.fromEntries(tds.filter((td) => td.dataset.trec).map((td) => [td.dataset.trec, td.querySelector('.v').textContent.trim()])));
-  await screenshot(page, 'desktop-bench');
   // A run read in two places is whole in the worker once it has parsed the helper's part
   // itself, after the row: when that was (absent when the run was read in one place).
   const tail = await page.waitForFunction(() => (window.ragscopeTimings ?? []).find((x) => x.what.startsWith('tail ')), null, { timeout: 10_000 })
     .then((h) => h.jsonValue(), () => null);
   const change = await page.evaluate(() => window.perfMarks.change);
+  const tailLine = tail
+    ? `${(tail.end_ms - change).toFixed(0)}: the whole run in the worker (after the row, it parsed the helper's part itself in ${(tail.end_ms - tail.start_ms).toFixed(0)} ms)`
+    : '(read in one place: no tail to parse)';
+  return { page, inPage, browserSeconds, long, breakdown: [...breakdown, tailLine], shown };
+}
+
+test('38 MB benchmark run: browser vs native CLI', { timeout: 900_000 }, async () => {
+  const run = join(benchDir, 'bench.run');
+  const qrels = join(benchDir, 'bench.qrels');
+  const args = ['trec-eval', '-m', 'ndcg_cut.10', '-m', 'map', '-m', 'recip_rank', '-m', 'P.10', '-m', 'recall.100', qrels, run];
+  const native = [];
+  const loads = [];
+  // once untimed, as the page's own warm-up is: the binary and the files in the page cache
+  const out = execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
+  for (let i = 0; i < rounds; i++) {
+    const load = await loadInFreshPage(qrels, run, () => {
+      const t0 = performance.now();
+      execFileSync(cli, args, { maxBuffer: 1 << 26 });
+      native.push((performance.now() - t0) / 1000);
+    });
+    if (i < rounds - 1) await load.page.close();
+    loads.push(load);
+  }
+  const expected = new Map(out.trim().split('\n').map((l) => l.split('\t').map((s) => s.trim())).filter((f) => f[1] === 'all').map((f) => [f[0], f[2]]));
+  const typical = [...loads].sort((a, b) => a.inPage - b.inPage)[Math.floor(loads.length / 2)];
+  const inPage = typical.inPage;
+  const browserSeconds = median(loads.map((l) => l.browserSeconds));
+  const long = loads.flatMap((l) => l.long);
+  const page = loads[loads.length - 1].page;
+  await screenshot(page, 'desktop-bench');
   // Cancel: a second copy of the run stops loading and leaves everything else as it was. The
   // worker reads it in a fraction of a second, so the page clicks Cancel as soon as it shows.
   const clicked = page.evaluate(() => new Promise((ok) => {
@@ -107,26 +133,27 @@ test('38 MB benchmark run: browser vs native CLI', { timeout: 600_000 }, async (
   await page.close();
 
   const worst = long.reduce((m, t) => Math.max(m, t.duration), 0);
+  const seconds = (xs) => xs.map((x) => x.toFixed(3)).join(', ');
   const report = [
-    `bench.run (${(38).toFixed(0)} MB, 1000 queries x 1000 docs), 5 measures, load + parse + evaluate:`,
-    `  native CLI (ragscope trec-eval, median of 3): ${median(native).toFixed(3)} s`,
-    `  browser, in the page (change event -> worker reads the File -> row in the table): ${inPage.toFixed(3)} s`,
-    `  ratio browser/native: ${(inPage / median(native)).toFixed(2)}x`,
-    `  as Playwright sees it (setInputFiles called -> waitForSelector returned): ${browserSeconds.toFixed(3)} s, ${(browserSeconds / median(native)).toFixed(2)}x`,
-    `  UI-thread long tasks while loading: ${long.length} (longest ${worst.toFixed(0)} ms)`,
-    `  where the time went (ms after the input's change event; worker phases summed over batches):`,
-    ...breakdown.map((l) => `    ${l}`),
-    tail
-      ? `    ${(tail.end_ms - change).toFixed(0)}: the whole run in the worker (after the row, it parsed the helper's part itself in ${(tail.end_ms - tail.start_ms).toFixed(0)} ms)`
-      : '    (read in one place: no tail to parse)',
+    `bench.run (${(38).toFixed(0)} MB, 1000 queries x 1000 docs), 5 measures, load + parse + evaluate, ${rounds} rounds (in a fresh page: the qrels loaded, a CLI run, the run loaded):`,
+    `  native CLI (ragscope trec-eval, median of ${rounds}): ${median(native).toFixed(3)} s   (each: ${seconds(native)})`,
+    `  browser, in the page (change event -> worker reads the File -> row in the table), median of ${rounds}: ${inPage.toFixed(3)} s   (each: ${seconds(loads.map((l) => l.inPage))})`,
+    `  ratio browser/native (medians): ${(inPage / median(native)).toFixed(2)}x`,
+    `  the first load alone: ${loads[0].inPage.toFixed(3)} s, ${(loads[0].inPage / median(native)).toFixed(2)}x`,
+    `  as Playwright sees it (setInputFiles called -> waitForSelector returned), median: ${browserSeconds.toFixed(3)} s, ${(browserSeconds / median(native)).toFixed(2)}x`,
+    `  UI-thread long tasks while loading, all rounds: ${long.length} (longest ${worst.toFixed(0)} ms)`,
+    `  where the time went in the median round (ms after the input's change event; worker phases summed over batches):`,
+    ...typical.breakdown.map((l) => `    ${l}`),
   ].join('\n');
   console.log(report);
   await mkdir(artifacts, { recursive: true });
   await writeFile(join(artifacts, 'perf.txt'), report + '\n');
-  for (const [name, value] of Object.entries(shown)) {
-    assert.equal(value, expected.get(name), `${name}: app ${value}, ragscope trec-eval ${expected.get(name)}`);
+  for (const [i, { shown }] of loads.entries()) {
+    for (const [name, value] of Object.entries(shown)) {
+      assert.equal(value, expected.get(name), `round ${i + 1}, ${name}: app ${value}, ragscope trec-eval ${expected.get(name)}`);
+    }
+    assert.equal(Object.keys(shown).length, 5, `round ${i + 1}`);
   }
-  assert.equal(Object.keys(shown).length, 5);
   assert.equal(filesAfterCancel, 2);
   assert.deepEqual(errorsAfterCancel, []);
   assert.ok(worst <= 50, `UI thread blocked ${worst} ms while loading the big run`);
