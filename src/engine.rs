@@ -17,7 +17,7 @@ use ragscope_eval::rag::utilities_tsv::{self, Utilities};
 use ragscope_eval::rag::{classic, Convention, UdcgParams};
 use ragscope_eval::stats::paired::{paired_t, randomization};
 use ragscope_eval::stats::{holm, Alternative};
-use ragscope_eval::{EvalOptions, Measure, Results};
+use ragscope_eval::{EvalOptions, Measure, Results, ScoredKeptParse};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -70,6 +70,8 @@ enum Loader {
     /// Waiting for enough bytes to tell the format.
     Detecting(Vec<u8>),
     Run(RunParser),
+    /// The first part of a run read in two places, scored as it is parsed (split_run.rs).
+    ScoredRun(Box<ScoredKeptParse>),
     Qrels(QrelsParser),
     Text(FileKind, Vec<u8>),
 }
@@ -80,6 +82,8 @@ struct Loading {
     /// The file's size as the page gave it (sizes the parser's docno arena).
     size: u64,
     loader: Loader,
+    /// Score a run as it is parsed, with these measures and options (split_run.rs).
+    score_with: Option<(Vec<Measure>, EvalOptions)>,
 }
 
 #[derive(Default)]
@@ -130,6 +134,7 @@ impl Workspace {
                         bytes: 0,
                         size,
                         loader: Loader::Detecting(Vec::new()),
+                        score_with: None,
                     },
                 );
                 vec![]
@@ -239,12 +244,26 @@ impl Workspace {
                 head.extend_from_slice(chunk);
                 if head.len() >= DETECT_BYTES {
                     let head = std::mem::take(head);
-                    start_loader(&loading.name, loading.size, head).map(|l| loading.loader = l)
+                    start_loader(&loading.name, loading.size, head).map(|l| {
+                        loading.loader = match (l, &loading.score_with, &self.qrels) {
+                            (Loader::Run(parser), Some((measures, opts)), Some((_, _, qrels))) => {
+                                Loader::ScoredRun(Box::new(ScoredKeptParse::new(
+                                    parser, qrels, measures, opts,
+                                )))
+                            }
+                            (other, _, _) => other,
+                        }
+                    })
                 } else {
                     Ok(())
                 }
             }
             Loader::Run(p) => p.feed(chunk).map_err(|e| e.to_string()),
+            // a topic that came back is seen when the part is scored (split_run.rs)
+            Loader::ScoredRun(p) => match &self.qrels {
+                Some((_, _, qrels)) => p.feed(qrels, chunk).map(drop).map_err(|e| e.to_string()),
+                None => Err(format!("{}: the qrels were removed", loading.name)),
+            },
             Loader::Qrels(p) => p.feed(chunk).map_err(|e| e.to_string()),
             Loader::Text(_, buf) => {
                 if buf.len() + chunk.len() > MAX_TEXT_BYTES {
@@ -294,6 +313,18 @@ impl Workspace {
         })
     }
 
+    fn keep_run(&mut self, id: FileId, name: &str, run: Run) -> (FileKind, String) {
+        let summary = format!(
+            "{} topics, {} results",
+            run.topics().len(),
+            run.num_results()
+        );
+        // Kept in the order files were added (ids), which is the order the UI lists them.
+        let at = self.runs.partition_point(|(r, _, _)| *r < id);
+        self.runs.insert(at, (id, name.to_string(), run));
+        (FileKind::Run, summary)
+    }
+
     fn keep(
         &mut self,
         id: FileId,
@@ -307,6 +338,24 @@ impl Workspace {
         };
         match loader {
             Loader::Detecting(_) => Err(format!("{name}: internal: format not detected")),
+            // the split load finishes it itself (split_run.rs); here only if something else
+            // ended the load: the run is kept, its scores dropped
+            Loader::ScoredRun(p) => {
+                let qrels = &self
+                    .qrels
+                    .as_ref()
+                    .ok_or(format!("{name}: the qrels were removed"))?
+                    .2;
+                match p.finish(qrels) {
+                    Some(parsed) => {
+                        let (_, _, run) = parsed.map_err(|e| e.to_string())?;
+                        Ok(self.keep_run(id, name, run))
+                    }
+                    None => Err(format!(
+                        "{name}: its topics interleave, which this read cannot keep: load it again"
+                    )),
+                }
+            }
             Loader::Qrels(p) => {
                 let qrels = p.finish().map_err(|e| e.to_string())?;
                 let summary = format!(
@@ -324,15 +373,7 @@ impl Workspace {
             }
             Loader::Run(p) => {
                 let run = p.finish().map_err(|e| e.to_string())?;
-                let summary = format!(
-                    "{} topics, {} results",
-                    run.topics().len(),
-                    run.num_results()
-                );
-                // Kept in the order files were added (ids), which is the order the UI lists them.
-                let at = self.runs.partition_point(|(r, _, _)| *r < id);
-                self.runs.insert(at, (id, name.to_string(), run));
-                Ok((FileKind::Run, summary))
+                Ok(self.keep_run(id, name, run))
             }
             Loader::Text(FileKind::Utilities, bytes) => {
                 let u = utilities_tsv::parse(name, &text(&bytes)?).map_err(|e| e.to_string())?;

@@ -325,6 +325,7 @@ pub async fn load(
                 name: name.clone(),
                 size,
             });
+            ws.score_while_loading(id, &plan);
             phases.push((format!("cut at byte {cut}: the helper reads the rest"), 0.0));
             // memory for this part: the tail's comes after the report
             let read = stream_into(scope, ws, pending, id, &name, &first, cut, &mut phases);
@@ -335,7 +336,7 @@ pub async fn load(
             let t0 = wall_ms();
             let first = ws.score_first_part(id, &plan);
             let t1 = wall_ms();
-            phases.push(("finish parse, score the first part".into(), t1 - t0));
+            phases.push(("finish parse, score the part's last topics".into(), t1 - t0));
             let answer = asked.await;
             let t2 = wall_ms();
             phases.push(("wait for the helper".into(), t2 - t1));

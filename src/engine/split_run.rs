@@ -170,9 +170,20 @@ impl Workspace {
         })
     }
 
+    /// Run `id`'s load (begun with `LoadStart`) is the first part of a run read in two places:
+    /// its topics are scored with `plan`'s measures as they are parsed, so that the scoring
+    /// fills the waits for the file's bytes and reads each topic while it is in the cache.
+    pub fn score_while_loading(&mut self, id: FileId, plan: &SplitPlan) {
+        let opts = self.eval_options();
+        if let (Some(loading), Some(measures)) = (self.loading.get_mut(&id), plan_measures(plan)) {
+            loading.score_with = Some((measures, opts));
+        }
+    }
+
     /// The first part of run `id` was fed (from `LoadStart` on, as any file): parses its end
-    /// and scores it with `plan`'s measures, while the helper works on the rest. `None` when
-    /// the load was cancelled; `Err` (the load started over) when the part is refused.
+    /// and scores what is not scored yet with `plan`'s measures, while the helper works on the
+    /// rest. `None` when the load was cancelled; `Err` (the load started over) when the part
+    /// is refused.
     pub fn score_first_part(
         &mut self,
         id: FileId,
@@ -186,7 +197,19 @@ impl Workspace {
             Loader::Detecting(head) => super::start_loader(&name, size, head),
             other => Ok(other),
         };
+        let qrels = match &self.qrels {
+            Some((qrels_id, _, qrels)) if *qrels_id == plan.qrels => Ok(qrels),
+            _ => Err("the qrels were removed".to_string()),
+        };
         let scored = match loader {
+            Ok(Loader::ScoredRun(parser)) => qrels.and_then(|qrels| {
+                let lines_before = parser.lines_seen();
+                match parser.finish(qrels) {
+                    Some(Ok((results, _, run))) => Ok((run, lines_before, results)),
+                    Some(Err(e)) => Err(format!("the first part: {e}")),
+                    None => Err("a topic of the first part comes back later in it".to_string()),
+                }
+            }),
             Ok(Loader::Run(parser)) => {
                 let lines_before = parser.lines_seen();
                 parser
@@ -194,9 +217,8 @@ impl Workspace {
                     .map_err(|e| format!("the first part: {e}"))
                     .and_then(|run| {
                         let measures = plan_measures(plan).ok_or("the measures changed")?;
-                        let (_, _, qrels) = self.qrels.as_ref().ok_or("the qrels were removed")?;
                         let results = ragscope_eval::evaluate_with(
-                            qrels,
+                            qrels?,
                             &run,
                             &measures,
                             &self.eval_options(),

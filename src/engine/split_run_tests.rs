@@ -8,9 +8,24 @@ use crate::detect::DETECT_BYTES;
 use crate::protocol::{EvalRequest, Request, Response, SigTest};
 use ragscope_eval::formats::{parse_qrels, parse_run, topic_boundary};
 
+/// trec_eval's test file `name`, its topics four times over (301, …, 303, 301.1, …, 303.3):
+/// the first part is then longer than the format's detection, as the app's parts always are.
 fn data(name: &str) -> Vec<u8> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/trec_eval/");
-    std::fs::read(format!("{path}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+    let bytes = std::fs::read(format!("{path}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let text = String::from_utf8(bytes).expect("text");
+    let mut out = text.clone();
+    for copy in 1..4 {
+        for line in text.lines() {
+            let qid_end = line.find(char::is_whitespace).expect("fields");
+            out.push_str(&format!(
+                "{}.{copy}{}\n",
+                &line[..qid_end],
+                &line[qid_end..]
+            ));
+        }
+    }
+    out.into_bytes()
 }
 
 const QRELS: u32 = 1;
@@ -62,7 +77,13 @@ fn helper(run: &[u8], cut: usize, measures: &[String]) -> Result<LaterPart, Stri
 }
 
 /// The run's first part fed to `ws` and the helper's answer for the rest: what the load says.
+/// The first part scored as it is parsed, as the app's worker does it.
 fn load_split(ws: &mut Workspace, run: &[u8], cut: usize) -> SplitOutcome {
+    load_split_scoring(ws, run, cut, true)
+}
+
+/// [`load_split`], the first part scored as it is parsed or once it is all parsed.
+fn load_split_scoring(ws: &mut Workspace, run: &[u8], cut: usize, as_parsed: bool) -> SplitOutcome {
     let plan = ws
         .split_plan(SPLIT_MIN_BYTES, head(run), Some(QRELS))
         .expect("a run to read in two places");
@@ -71,6 +92,9 @@ fn load_split(ws: &mut Workspace, run: &[u8], cut: usize) -> SplitOutcome {
         name: "results.test".into(),
         size: run.len() as u64,
     });
+    if as_parsed {
+        ws.score_while_loading(RUN, &plan);
+    }
     for chunk in run[..cut].chunks(4096) {
         let answer = ws.handle(Request::LoadChunk {
             id: RUN,
@@ -94,6 +118,27 @@ fn whole(run: &[u8], measures: &[&str]) -> (Workspace, Response, String) {
     (ws, loaded, rows)
 }
 
+/// Every observable of a kept run, as text (scores by their bits): its name, tag, size, and
+/// each topic's results with their docnos and lines. Not the memory layout, which differs
+/// when the first part was kept in batches.
+fn render((id, name, run): &(u32, String, ragscope_eval::formats::Run)) -> String {
+    let mut out = format!(
+        "{id} {name} {} {} {}\n",
+        run.name(),
+        run.run_id(),
+        run.num_results()
+    );
+    for t in run.topics() {
+        out.push_str(&format!("{}:", t.qid()));
+        for (i, d) in t.docs().iter().enumerate() {
+            let docno = String::from_utf8_lossy(run.docno(d));
+            out.push_str(&format!(" {docno}@{}={:x}", t.line(i), d.score.to_bits()));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 fn head(file: &[u8]) -> &[u8] {
     &file[..file.len().min(DETECT_BYTES)]
 }
@@ -102,12 +147,24 @@ const MEASURES: [&str; 5] = ["nDCG@10", "MAP", "MRR", "P@10", "R@100"];
 
 #[test]
 fn the_page_sees_the_whole_runs_numbers_before_and_after_the_tail() {
+    for as_parsed in [true, false] {
+        the_page_sees_the_whole_runs_numbers(as_parsed);
+    }
+}
+
+/// The first part scored as it is parsed (the app's way), or once it is all parsed (a part
+/// shorter than the format's detection).
+fn the_page_sees_the_whole_runs_numbers(as_parsed: bool) {
     let run = data("results.test");
     let cut = run.len() / 2 + topic_boundary(&run[run.len() / 2..]).expect("a later topic");
+    assert!(
+        cut > DETECT_BYTES,
+        "the first part is detected before it ends"
+    );
     let (mut expected_ws, expected_loaded, expected_rows) = whole(&run, &MEASURES);
 
     let mut ws = with_qrels(&MEASURES);
-    let SplitOutcome::Kept(loaded) = load_split(&mut ws, &run, cut) else {
+    let SplitOutcome::Kept(loaded) = load_split_scoring(&mut ws, &run, cut, as_parsed) else {
         panic!("the cut serves a run written topic by topic")
     };
     assert_eq!(loaded, expected_loaded, "the summary counts both parts");
@@ -132,7 +189,8 @@ fn the_page_sees_the_whole_runs_numbers_before_and_after_the_tail() {
     assert_eq!(ws.complete_tail(later), None);
     assert!(ws.tail().is_none());
     // the run itself as one parse gives it: docnos, scores, line numbers, the last tag
-    assert_eq!(format!("{:?}", ws.runs), format!("{:?}", expected_ws.runs));
+    assert_eq!(ws.runs.len(), 1);
+    assert_eq!(render(&ws.runs[0]), render(&expected_ws.runs[0]));
     // now every request sees the whole run: other measures, and the last topic's ranking
     let others = ["bpref", "Rprec", "P@5"];
     assert_eq!(
@@ -161,6 +219,48 @@ fn a_topic_on_both_sides_starts_the_load_over() {
     }
     assert!(ws.tail().is_none());
     // the load starts over: the whole file through the ordinary path
+    for chunk in run.chunks(8192) {
+        ws.handle(Request::LoadChunk {
+            id: RUN,
+            bytes: chunk.to_vec(),
+        });
+    }
+    let loaded = ws.handle(Request::LoadEnd { id: RUN }).remove(0);
+    let (_, expected_loaded, expected_rows) = whole(&run, &MEASURES);
+    assert_eq!(loaded, expected_loaded);
+    assert_eq!(evaluate(&mut ws, &MEASURES).0, expected_rows);
+}
+
+/// A topic that comes back within the first part cannot be scored as it is parsed: the load
+/// starts over, and the whole file read the ordinary way gives one parse's numbers.
+#[test]
+fn a_topic_that_comes_back_in_the_first_part_starts_the_load_over() {
+    // topic 301's first line moved after topic 302.1's lines: both before the cut, at 303.1
+    let text = String::from_utf8(data("results.test")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let topic = |q: &str| {
+        lines
+            .iter()
+            .position(|l| l.split_whitespace().next() == Some(q))
+            .unwrap()
+    };
+    let mut moved = lines.clone();
+    let line = moved.remove(topic("301"));
+    moved.insert(topic("303.1") - 1, line);
+    let run = format!("{}\n", moved.join("\n")).into_bytes();
+    // where 303.1 starts (the boundary after the middle is the moved line's)
+    let cut = moved[..topic("303.1")]
+        .iter()
+        .map(|l| l.len() + 1)
+        .sum::<usize>();
+    assert!(run[cut..].starts_with(b"303.1") && run[cut - 1] == b'\n');
+    assert!(cut > DETECT_BYTES, "scored as it is parsed");
+    let mut ws = with_qrels(&MEASURES);
+    match load_split(&mut ws, &run, cut) {
+        SplitOutcome::Again(why) => assert!(why.contains("comes back"), "{why}"),
+        SplitOutcome::Kept(r) => panic!("kept: {r:?}"),
+    }
+    assert!(ws.tail().is_none() && ws.scores.is_empty());
     for chunk in run.chunks(8192) {
         ws.handle(Request::LoadChunk {
             id: RUN,
@@ -340,5 +440,37 @@ fn no_split_without_qrels_shared_or_with_utilities_or_for_small_files() {
             .split_plan(SPLIT_MIN_BYTES, head, Some(QRELS))
             .is_none(),
         "no evaluation asked yet: no measures"
+    );
+}
+
+/// A load scored as it is parsed that ends the ordinary way (`LoadEnd`: nothing in the app
+/// does this, but nothing stops it) keeps the run as one parse gives it.
+#[test]
+fn a_scored_load_ended_the_ordinary_way_keeps_the_run() {
+    let run = data("results.test");
+    let (mut expected_ws, expected_loaded, expected_rows) = whole(&run, &MEASURES);
+    let mut ws = with_qrels(&MEASURES);
+    let plan = ws
+        .split_plan(SPLIT_MIN_BYTES, head(&run), Some(QRELS))
+        .expect("a run to read in two places");
+    ws.handle(Request::LoadStart {
+        id: RUN,
+        name: "results.test".into(),
+        size: run.len() as u64,
+    });
+    ws.score_while_loading(RUN, &plan);
+    for chunk in run.chunks(4096) {
+        ws.handle(Request::LoadChunk {
+            id: RUN,
+            bytes: chunk.to_vec(),
+        });
+    }
+    let loaded = ws.handle(Request::LoadEnd { id: RUN }).remove(0);
+    assert_eq!(loaded, expected_loaded);
+    assert_eq!(render(&ws.runs[0]), render(&expected_ws.runs[0]));
+    assert_eq!(evaluate(&mut ws, &MEASURES).0, expected_rows);
+    assert_eq!(
+        evaluate(&mut ws, &["bpref"]).0,
+        evaluate(&mut expected_ws, &["bpref"]).0
     );
 }

@@ -422,9 +422,10 @@ fn score_topic(
 /// it reads ([`crate::formats::parse_handing_out`]), then what is left. The [`Results`] are
 /// [`evaluate_with`]'s on the whole run, value for value: each topic is scored by the same
 /// function, and the topics are put in qrels order at the end.
-pub struct EvaluationInParts<'a> {
-    measures: &'a [Measure],
-    opts: &'a EvalOptions,
+pub struct EvaluationInParts {
+    /// Owned (a few bytes each) so that a parse kept across calls can hold it.
+    measures: Vec<Measure>,
+    opts: EvalOptions,
     ranking: RankingOptions,
     levels: Vec<i32>,
     scratch: TopicScratch,
@@ -435,14 +436,14 @@ pub struct EvaluationInParts<'a> {
     unjudged: Vec<usize>,
 }
 
-impl<'a> EvaluationInParts<'a> {
-    pub fn new(qrels: &Qrels, measures: &'a [Measure], opts: &'a EvalOptions) -> Self {
+impl EvaluationInParts {
+    pub fn new(qrels: &Qrels, measures: &[Measure], opts: &EvalOptions) -> Self {
         let mut levels: Vec<i32> = measures.iter().map(|m| m.level()).collect();
         levels.sort_unstable();
         levels.dedup();
         EvaluationInParts {
-            measures,
-            opts,
+            measures: measures.to_vec(),
+            opts: opts.clone(),
             ranking: RankingOptions {
                 max_docs: opts.max_docs,
                 ..RankingOptions::default()
@@ -458,14 +459,19 @@ impl<'a> EvaluationInParts<'a> {
 
     /// Scores the topics of `part` that the qrels have (the others are never scored).
     pub fn score(&mut self, qrels: &Qrels, part: &Run) {
+        self.score_topics(qrels, part, part.topics());
+    }
+
+    /// Scores `topics` of `run` that the qrels have (the others are never scored).
+    pub fn score_topics(&mut self, qrels: &Qrels, run: &Run, topics: &[crate::formats::RunTopic]) {
         let context = TopicContext {
-            run: part,
-            measures: self.measures,
-            opts: self.opts,
+            run,
+            measures: &self.measures,
+            opts: &self.opts,
             ranking: &self.ranking,
             levels: &self.levels,
         };
-        for rt in part.topics() {
+        for rt in topics {
             let qid = rt.qid().as_bytes();
             let Ok(index) = qrels
                 .topics()
@@ -492,8 +498,8 @@ impl<'a> EvaluationInParts<'a> {
     pub fn finish(mut self, qrels: &Qrels, rest: &Run) -> (Results, usize) {
         let context = TopicContext {
             run: rest,
-            measures: self.measures,
-            opts: self.opts,
+            measures: &self.measures,
+            opts: &self.opts,
             ranking: &self.ranking,
             levels: &self.levels,
         };
@@ -527,7 +533,7 @@ impl<'a> EvaluationInParts<'a> {
         }
         let results = Results {
             run: rest.run_id().to_string(),
-            measures: self.measures.to_vec(),
+            measures: self.measures,
             topics,
             values,
             unjudged: self.unjudged,
@@ -542,7 +548,7 @@ impl<'a> EvaluationInParts<'a> {
 /// app's helper worker do; natively `read_and_evaluate` does it on one or two threads.
 pub struct ScoredParse<'a> {
     qrels: &'a Qrels,
-    parts: EvaluationInParts<'a>,
+    parts: EvaluationInParts,
     parser: RunParser,
 }
 
@@ -551,8 +557,8 @@ impl<'a> ScoredParse<'a> {
     pub fn new(
         name: &str,
         qrels: &'a Qrels,
-        measures: &'a [Measure],
-        opts: &'a EvalOptions,
+        measures: &[Measure],
+        opts: &EvalOptions,
         expect_bytes: usize,
     ) -> Self {
         let mut parser = RunParser::new(name);
@@ -582,6 +588,68 @@ impl<'a> ScoredParse<'a> {
         let rest = self.parser.finish()?;
         let (results, missing) = self.parts.finish(self.qrels, &rest);
         Ok((results, missing, rest))
+    }
+}
+
+/// A run parsed and scored topic by topic, as [`ScoredParse`], and kept: each topic is scored
+/// once its last line is read, where the parser holds it ([`RunParser::score_finished`]),
+/// while its results are in the cache (and while a reader waits for the next bytes); then
+/// [`finish`](Self::finish) gives the scores and the run as one parse of the bytes gives it.
+/// What the app's worker does with the first part of a run it reads in two places. It
+/// borrows nothing, so it can be kept beside the qrels it is given at each call.
+pub struct ScoredKeptParse {
+    parser: RunParser,
+    parts: EvaluationInParts,
+    /// How many times topics were scored as they were read.
+    batches: usize,
+}
+
+impl ScoredKeptParse {
+    /// `parser` may have been fed already (its finished topics are scored with the next bytes).
+    pub fn new(parser: RunParser, qrels: &Qrels, measures: &[Measure], opts: &EvalOptions) -> Self {
+        ScoredKeptParse {
+            parser,
+            parts: EvaluationInParts::new(qrels, measures, opts),
+            batches: 0,
+        }
+    }
+
+    /// The next bytes of the run, scored against `qrels` (the ones given to `new`). `Ok(false)`
+    /// once a scored topic came back (the run's topics interleave): nothing more is read, and
+    /// the run must be parsed again whole.
+    pub fn feed(&mut self, qrels: &Qrels, bytes: &[u8]) -> Result<bool, ParseError> {
+        if self.parser.came_back() {
+            return Ok(false);
+        }
+        self.parser.feed(bytes)?;
+        if self.parser.came_back() {
+            return Ok(false);
+        }
+        let (parts, batches) = (&mut self.parts, &mut self.batches);
+        self.parser.score_finished(|run, topics| {
+            parts.score_topics(qrels, run, topics);
+            *batches += 1;
+        });
+        Ok(true)
+    }
+
+    /// Complete lines read so far.
+    pub fn lines_seen(&self) -> u64 {
+        self.parser.lines_seen()
+    }
+
+    /// The results, how many qrels topics the run has no results for, and the run; `None`
+    /// when a topic came back (see [`feed`](Self::feed)).
+    pub fn finish(self, qrels: &Qrels) -> Option<Result<(Results, usize, Run), ParseError>> {
+        if self.parser.came_back() {
+            return None;
+        }
+        let parts = self.parts;
+        Some(self.parser.finish().map(|run| {
+            // the topics not scored yet are scored from the whole run
+            let (results, missing) = parts.finish(qrels, &run);
+            (results, missing, run)
+        }))
     }
 }
 
@@ -649,3 +717,7 @@ pub fn read_and_evaluate<E: Send>(
 #[cfg(all(test, not(target_arch = "wasm32")))]
 #[path = "evaluate_in_parts_tests.rs"]
 mod in_parts_tests;
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+#[path = "scored_kept_parse_tests.rs"]
+mod scored_kept_parse_tests;

@@ -4,36 +4,13 @@
 //! disjoint (so a caller that falls back to the whole parse then reports its error).
 
 use super::test_runs::*;
-use super::{parse_qrels, parse_run, topic_boundary, Run};
+use super::{parse_qrels, parse_run, topic_boundary};
 use crate::{evaluate, Measure, Results};
 use proptest::prelude::*;
 
 const MEASURES: &[&str] = &[
     "MAP", "MRR", "nDCG@3", "P@2", "R@5", "bpref", "NumRet", "Rprec",
 ];
-
-/// Every observable of a parsed run, as text (scores by their bits).
-fn render(run: &Run) -> String {
-    let mut out = format!(
-        "{} | {} | {}\n",
-        run.name(),
-        run.run_id(),
-        run.num_results()
-    );
-    for t in run.topics() {
-        out.push_str(&format!("{}:", t.qid()));
-        for (i, d) in t.docs().iter().enumerate() {
-            out.push_str(&format!(
-                " {}@{}={:x}",
-                String::from_utf8_lossy(run.docno(d)),
-                t.line(i),
-                d.score.to_bits()
-            ));
-        }
-        out.push('\n');
-    }
-    out
-}
 
 fn measures() -> Vec<Measure> {
     MEASURES.iter().map(|m| m.parse().unwrap()).collect()
