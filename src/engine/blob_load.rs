@@ -33,6 +33,7 @@
 use super::{split_run, Workspace};
 use crate::protocol::{FileId, Request, Response, Timings, SLICE_BYTES};
 use futures::{FutureExt, SinkExt, StreamExt};
+use ragscope_eval::formats::reserve_wasm_heap;
 use std::collections::VecDeque;
 use wasm_bindgen::{JsCast, JsValue};
 use yew_agent::reactor::ReactorScope;
@@ -70,25 +71,6 @@ pub fn wasm_memory_bytes() -> u64 {
                 .map_or(0, |b| b.byte_length() as u64)
         })
         .unwrap_or(0)
-}
-
-/// Grows the wasm heap once to about `bytes` (one `memory.grow` instead of one per doubling of
-/// the parsers' vectors): the allocator keeps the freed block and serves the parser from it.
-/// Pages grown but never written cost no physical memory. (Same trick as crates/js.)
-///
-/// The first `touch` bytes are also written (zeros), so that the browser maps their pages now:
-/// the load calls this while the browser opens the file, when the worker would only wait.
-/// Fresh wasm memory costs its first writer about 0.5 ms a megabyte in Chromium; measured
-/// with a stored parse of the 38 MB benchmark run in a worker (wasm-bindgen-test, one run of
-/// six rounds): 68–93 ms into fresh memory, 56–58 ms into memory written before (the writing
-/// itself took 17–23 ms).
-pub(crate) fn reserve_heap(bytes: usize, touch: usize) {
-    // try_reserve: a file too large for the room left is no abort (the parse then reports it)
-    let mut heap = Vec::<u8>::new();
-    let _ = heap.try_reserve_exact(bytes);
-    let touch = touch.min(heap.capacity());
-    heap.resize(touch, 0);
-    drop(std::hint::black_box(heap));
 }
 
 /// The chunks of `Blob.stream()` (js_sys calls: no new web-sys features). Where the stream is
@@ -550,7 +532,7 @@ async fn stream_into(
     // which a stored run's arena and results take about three quarters of the file.
     if size > SLICE_BYTES {
         let bytes = (size + size / 2).min(u32::MAX as u64 / 2) as usize;
-        reserve_heap(bytes, TOUCH_MAX_BYTES.min(size as usize / 4 * 3));
+        reserve_wasm_heap(bytes, TOUCH_MAX_BYTES.min(size as usize / 4 * 3));
     }
     let grown_ms = wall_ms();
     let (mut read_ms, mut copy_ms, mut parse_ms, mut yield_ms) = (0.0, 0.0, 0.0, 0.0);

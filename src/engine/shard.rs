@@ -11,11 +11,12 @@
 //! nightly-built standard library. Two workers need neither: each parses its own bytes from
 //! the `File`, and only the (small) per-topic scores cross.
 
-use super::blob_load::{reserve_heap, wall_ms, Batch, ByteStream};
+use super::blob_load::{wall_ms, Batch, ByteStream};
 use super::split_run::{LaterPart, PartScorer, SplitPlan};
 use crate::protocol::FileId;
 use futures::channel::{mpsc, oneshot};
 use futures::StreamExt;
+use ragscope_eval::formats::reserve_wasm_heap;
 use ragscope_eval::formats::{Qrels, QrelsParser, RunParser};
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -169,7 +170,7 @@ async fn score(
     parser.expect_bytes(size);
     let mut grown = again;
     let grow = || {
-        reserve_heap(size + size / 2, (size / 4 * 3).min(64 << 20));
+        reserve_wasm_heap(size + size / 2, (size / 4 * 3).min(64 << 20));
         grown = wall_ms();
     };
     read_batches(&blob, grow, |b| parser.feed(b).map_err(|e| e.to_string())).await?;

@@ -147,7 +147,7 @@ fn evaluate_inputs(
     slice: usize,
 ) -> Result<Vec<RunScores>, String> {
     let largest = runs.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
-    reserve_heap(2 * largest + 4 * qrels.len());
+    ragscope_eval::formats::reserve_wasm_heap(2 * largest + 4 * qrels.len(), 0);
     let mut parser = ragscope_eval::formats::QrelsParser::new("qrels");
     qrels.feed_slices(slice, |s| parser.feed(s).map_err(|e| e.to_string()))?;
     let qrels = parser.finish().map_err(|e| e.to_string())?;
@@ -222,19 +222,6 @@ fn evaluate_run(
     text.feed_slices(slice, |s| parser.feed(s).map_err(|e| e.to_string()))?;
     let run = parser.finish().map_err(|e| e.to_string())?;
     Ok(ragscope_eval::evaluate(qrels, &run, measures))
-}
-
-/// Grows the wasm heap once to about `bytes`: the allocator keeps freed memory for reuse, so
-/// the parsers then never grow linear memory step by step — each `memory.grow` is costly in
-/// browsers and Node (with the GC work it triggers, it took over half the time of a 35 MB run).
-/// A no-op natively.
-pub fn reserve_heap(bytes: usize) {
-    if cfg!(target_arch = "wasm32") {
-        // try_reserve: inputs too large for the room left are no abort (the parse says so)
-        let mut heap = Vec::<u8>::new();
-        let _ = heap.try_reserve_exact(bytes);
-        drop(std::hint::black_box(heap));
-    }
 }
 
 pub fn trec_eval_impl(args: &[String], qrels_text: &str, run_text: &str) -> Result<String, String> {

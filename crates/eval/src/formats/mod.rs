@@ -22,6 +22,7 @@ mod run_parts_tests;
 #[cfg(test)]
 pub(crate) mod test_runs;
 mod topic_index;
+mod wasm_heap;
 
 pub use error::{ParseError, ParseErrorKind};
 #[cfg(not(target_arch = "wasm32"))]
@@ -34,6 +35,7 @@ pub use lines::{quote_bytes, quote_bytes_max, QUOTE_CHARS};
 pub use prefs::{parse_prefs, PrefLine, Prefs, PrefsTopic};
 pub use qrels::{parse_qrels, parse_qrels_jg, Qrels, QrelsJg, QrelsParser, QrelsTopic};
 pub use run::{parse_run, topic_boundary, RankedDoc, Run, RunParser, RunTopic};
+pub use wasm_heap::reserve_wasm_heap;
 
 /// Why reading a file through a streaming parser failed: the reader, or the content.
 #[derive(Debug)]
