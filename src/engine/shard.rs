@@ -472,18 +472,17 @@ impl Helper {
         }
     }
 
-    /// A fresh helper in place of one that holds much memory since its last job.
-    pub fn slim_down(&self) {
-        if self.swollen.replace(false) {
-            self.restart();
-        }
+    /// A fresh helper in place of one that holds much memory since its last job; whether it
+    /// was replaced.
+    pub fn slim_down(&self) -> bool {
+        self.swollen.replace(false) && self.restart()
     }
 
     /// Replaces the helper's worker by a fresh one (its memory returned to the browser),
     /// sharing the qrels with it again.
-    fn restart(&self) {
+    fn restart(&self) -> bool {
         let Ok(link) = spawn(&self.script_url, &self.waiting) else {
-            return;
+            return false;
         };
         let old = self.link.replace(link);
         old.worker.terminate();
@@ -491,5 +490,6 @@ impl Helper {
         if let Some((id, blob)) = qrels {
             self.share_qrels(id, &blob);
         }
+        true
     }
 }

@@ -3,7 +3,8 @@
 // boundary. Checked against `ragscope trec-eval` on the same files: the numbers shown after the
 // load, the whole run afterwards (another measure, the last topic's ranking), and the cases
 // the cut cannot serve (a topic on both sides, a bad line in the helper's part), which must
-// read the file again whole and show what one parse shows.
+// read the file again whole and show what one parse shows; and a helper that had to hold its part
+// whole, which is replaced by a fresh one that serves the next run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -32,6 +33,25 @@ function runLines() {
   return lines;
 }
 
+const LONG_DOCS = 5000;
+
+/** See `files.interleaved`. */
+function interleavedText() {
+  const line = (t, r) => `q${t} Q0 d${t}-${r} ${r} ${(((t * 31 + r * 17) % 997) / 10).toFixed(1)} split${t % 3}`;
+  const parts = [];
+  for (let t = 0; t < 200; t++) {
+    const lines = [];
+    for (let r = 1; r <= LONG_DOCS; r++) lines.push(line(t, r));
+    parts.push(lines.join('\n'));
+  }
+  for (let t = 200; t < TOPICS; t += 2) {
+    const lines = [];
+    for (let r = 1; r <= LONG_DOCS; r++) lines.push(line(t, r), line(t + 1, r));
+    parts.push(lines.join('\n'));
+  }
+  return parts.join('\n') + '\n';
+}
+
 function qrelsText() {
   const lines = [];
   for (let t = 0; t < TOPICS; t++) {
@@ -57,6 +77,11 @@ before(async () => {
   files.badLine = bad + 1;
   files.broken = join(dir, 'broken.run');
   await writeFile(files.broken, [...lines.slice(0, bad), 'q7 Q0 dX 1 high split', ...lines.slice(bad)].join('\n') + '\n');
+  // ~56 MB, topics of 5,000 results: q0..q199 written topic by topic (past the cut at about
+  // half the file), then q200..q329 in pairs whose lines alternate. The helper's part then has
+  // topics that come back: it holds the part whole, which grows its memory past the limit.
+  files.interleaved = join(dir, 'interleaved.run');
+  await writeFile(files.interleaved, interleavedText());
   execFileSync('cargo', ['build', '--release', '-p', 'ragscope-cli'], { cwd: root, stdio: 'inherit' });
   assert.ok(existsSync(cli), `no ${cli}`);
   ({ server, origin } = await startServer());
@@ -134,6 +159,31 @@ test('a large run is read in two places and shows the whole run\'s numbers', { t
   assert.equal((await shownValues(page, 'split.run')).bpref, expected.get('bpref'));
   const worst = (await longTasks(page, since)).reduce((m, t) => Math.max(m, t.duration), 0);
   assert.ok(worst <= 50, `UI thread blocked ${worst} ms`);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('a helper that held its part whole is replaced, and the next run read in two places is right', { timeout: 300_000 }, async () => {
+  const expected = cliSummary(files.interleaved);
+  const { page, errors, phases } = await load(files.interleaved, 'interleaved.run');
+  await page.waitForSelector('#results tbody tr[data-run="interleaved.run"]', { timeout: 120_000 });
+  const loadPhases = await phases();
+  assert.ok(loadPhases?.some((p) => p.startsWith('cut at byte')), `not read in two places: ${loadPhases}`);
+  const shown = await shownValues(page, 'interleaved.run');
+  assert.equal(Object.keys(shown).length, 5);
+  for (const [name, value] of Object.entries(shown)) assert.equal(value, expected.get(name), name);
+  // after the tail, the helper is replaced (its wasm memory cannot shrink)
+  await page.waitForFunction(() => (window.ragscopeTimings ?? []).some((t) => t.what.startsWith('helper replaced')), null, { timeout: 60_000 });
+  // the fresh helper has the qrels again and reads the next run's later part
+  const expectedNext = cliSummary(files.run);
+  await page.setInputFiles('#file-input', files.run);
+  await page.waitForSelector('#results tbody tr[data-run="split.run"]', { timeout: 120_000 });
+  const nextPhases = await page.evaluate(() => (window.ragscopeTimings ?? []).filter((t) => t.what === 'load split.run').pop()?.phases.map(([what]) => what));
+  assert.ok(nextPhases?.some((p) => p.startsWith('cut at byte')), `not read in two places: ${nextPhases}`);
+  assert.ok(!nextPhases.some((p) => p.startsWith('read again whole')), `${nextPhases}`);
+  const shownNext = await shownValues(page, 'split.run');
+  assert.equal(Object.keys(shownNext).length, 5);
+  for (const [name, value] of Object.entries(shownNext)) assert.equal(value, expectedNext.get(name), name);
   assert.deepEqual(errors, []);
   await page.close();
 });
