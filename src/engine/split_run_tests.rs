@@ -139,6 +139,21 @@ fn render((id, name, run): &(u32, String, ragscope_eval::formats::Run)) -> Strin
     out
 }
 
+/// A load started over: the whole file through the ordinary path gives one parse's answer
+/// and numbers.
+fn read_again_whole(ws: &mut Workspace, run: &[u8]) {
+    for chunk in run.chunks(8192) {
+        ws.handle(Request::LoadChunk {
+            id: RUN,
+            bytes: chunk.to_vec(),
+        });
+    }
+    let loaded = ws.handle(Request::LoadEnd { id: RUN }).remove(0);
+    let (_, expected_loaded, expected_rows) = whole(run, &MEASURES);
+    assert_eq!(loaded, expected_loaded);
+    assert_eq!(evaluate(ws, &MEASURES).0, expected_rows);
+}
+
 fn head(file: &[u8]) -> &[u8] {
     &file[..file.len().min(DETECT_BYTES)]
 }
@@ -218,17 +233,7 @@ fn a_topic_on_both_sides_starts_the_load_over() {
         SplitOutcome::Kept(r) => panic!("kept: {r:?}"),
     }
     assert!(ws.tail().is_none());
-    // the load starts over: the whole file through the ordinary path
-    for chunk in run.chunks(8192) {
-        ws.handle(Request::LoadChunk {
-            id: RUN,
-            bytes: chunk.to_vec(),
-        });
-    }
-    let loaded = ws.handle(Request::LoadEnd { id: RUN }).remove(0);
-    let (_, expected_loaded, expected_rows) = whole(&run, &MEASURES);
-    assert_eq!(loaded, expected_loaded);
-    assert_eq!(evaluate(&mut ws, &MEASURES).0, expected_rows);
+    read_again_whole(&mut ws, &run);
 }
 
 /// A topic that comes back within the first part cannot be scored as it is parsed: the load
@@ -261,16 +266,7 @@ fn a_topic_that_comes_back_in_the_first_part_starts_the_load_over() {
         SplitOutcome::Kept(r) => panic!("kept: {r:?}"),
     }
     assert!(ws.tail().is_none() && ws.scores.is_empty());
-    for chunk in run.chunks(8192) {
-        ws.handle(Request::LoadChunk {
-            id: RUN,
-            bytes: chunk.to_vec(),
-        });
-    }
-    let loaded = ws.handle(Request::LoadEnd { id: RUN }).remove(0);
-    let (_, expected_loaded, expected_rows) = whole(&run, &MEASURES);
-    assert_eq!(loaded, expected_loaded);
-    assert_eq!(evaluate(&mut ws, &MEASURES).0, expected_rows);
+    read_again_whole(&mut ws, &run);
 }
 
 #[test]

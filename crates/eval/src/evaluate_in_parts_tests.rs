@@ -7,7 +7,7 @@ use crate::formats::test_runs::*;
 use crate::formats::{open_input, parse_qrels, parse_run, Input, ReadError};
 use proptest::prelude::*;
 
-const MEASURES: &[&str] = &[
+pub(super) const MEASURES: &[&str] = &[
     "MAP",
     "MRR",
     "nDCG@3",

@@ -2,24 +2,11 @@
 //! what one parse and [`evaluate_with`] give: the run (every result, its line, the last tag),
 //! the scores value for value, the qrels topics it lacks, and the same parse error.
 
+use super::in_parts_tests::MEASURES;
 use super::*;
 use crate::formats::test_runs::*;
 use crate::formats::{parse_qrels, parse_run, RunParser};
 use proptest::prelude::*;
-
-const MEASURES: &[&str] = &[
-    "MAP",
-    "MRR",
-    "nDCG@3",
-    "nDCG",
-    "P@2",
-    "R@5",
-    "bpref",
-    "Rprec",
-    "infAP",
-    "NumRet",
-    "Success@1",
-];
 
 fn measures() -> Vec<Measure> {
     MEASURES.iter().map(|m| m.parse().unwrap()).collect()
