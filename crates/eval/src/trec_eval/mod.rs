@@ -45,6 +45,12 @@ impl TrecEvalError {
             exit_code,
         }
     }
+
+    /// The run's outcome when the qrels failed: never shown, since the qrels' error is
+    /// reported first and the run is not read for its own.
+    pub(crate) fn after_qrels_error() -> Self {
+        TrecEvalError::new("", 2)
+    }
 }
 
 /// Runs trec_eval on `args` (argv without the program name). The two positional
@@ -163,7 +169,7 @@ pub fn run_inputs(args: &[String], open: &mut OpenInput) -> Result<String, TrecE
         let qrels = parse_rel_info(qrels_name, &qrels_bytes, format);
         let run = match &qrels {
             Ok(_) => read_run(run_name, open).map(|run| (run, None)),
-            Err(_) => Err(TrecEvalError::new("", 2)),
+            Err(_) => Err(TrecEvalError::after_qrels_error()),
         };
         (qrels, run)
     };

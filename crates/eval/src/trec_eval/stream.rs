@@ -113,8 +113,7 @@ pub(super) fn read_and_score(
     let ((qrels, scoring), parsed) = parse_handing_out(run_name, &run_bytes, prepare, score);
     let streamed = scoring.map(|(streamed, _)| streamed);
     let run = match (&qrels, parsed, streamed) {
-        // the qrels' error is reported first: the run is not read again for its own
-        (Err(_), _, _) => Err(TrecEvalError::new("", 2)),
+        (Err(_), _, _) => Err(TrecEvalError::after_qrels_error()),
         (Ok(_), Parsed::Failed(e), _) => Err(super::bad_run(run_name, e)),
         (Ok(_), Parsed::Rest(rest), Some(streamed)) => Ok((rest, Some(streamed))),
         // Topics were handed out and not scored (their topics did not fit the measures: that
