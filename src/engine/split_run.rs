@@ -21,8 +21,8 @@ use ragscope_eval::{EvalOptions, Measure, Results, ScoredParse};
 use std::sync::Arc;
 
 /// Below this a run is read in one place. A choice, not a measured break-even: the helper's
-/// start and its messages cost a few milliseconds, and half of an 8 MiB run is about 12 ms of
-/// the worker's reading, parsing and scoring at the perf flow's 3 ms a megabyte (97 ms for its
+/// start and its messages cost a few milliseconds, and half of an 8 MiB run is about 20 ms of
+/// the worker's reading, parsing and scoring at the perf flow's 5 ms a megabyte (97 ms for its
 /// 18.8 MB part, `ab-builds.mjs` medians, 2026-11-24).
 pub const SPLIT_MIN_BYTES: u64 = 8 << 20;
 
