@@ -7,7 +7,7 @@
 // `--js-flags=--no-liftoff` to compare with V8's baseline tier left out.
 import { join, resolve } from 'node:path';
 import { launch, startServer } from './harness.mjs';
-import { watchLoad, timeBreakdown, pageSeconds } from './perf-marks.mjs';
+import { loadInFreshPage } from './perf-marks.mjs';
 const [rounds, ...dists] = process.argv.slice(2);
 const benchDir = process.env.BENCH_DIR ?? new URL('../../target/bench/metrics', import.meta.url).pathname;
 const qrels = join(benchDir, 'bench.qrels'), run = join(benchDir, 'bench.run');
@@ -17,18 +17,7 @@ const res = dists.map(() => []);
 const phaseSums = dists.map(() => ({}));
 for (let r = 0; r < +rounds; r++) {
   for (let i = 0; i < dists.length; i++) {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${servers[i].origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100`);
-    await page.waitForSelector('#file-input', { state: 'attached' });
-    await page.waitForTimeout(300);
-    await page.setInputFiles('#file-input', qrels);
-    await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 120_000 });
-    await page.waitForFunction(() => !document.querySelector('#eval-progress'));
-    await watchLoad(page);
-    await page.setInputFiles('#file-input', run);
-    await page.waitForSelector('#results tbody tr[data-run="bench.run"]', { timeout: 300_000 });
-    const s = await pageSeconds(page);
-    const lines = await timeBreakdown(page);
+    const { page, inPage: s, breakdown: lines } = await loadInFreshPage(browser, servers[i].origin, qrels, run);
     res[i].push(s);
     for (const l of lines) {
       const phase = l.match(/^\s+([^:]+): (\d+) ms$/);

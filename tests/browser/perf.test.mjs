@@ -8,8 +8,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile, mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { startServer, launch, artifacts, observeLongTasks, longTasks, screenshot } from './harness.mjs';
-import { watchLoad, timeBreakdown, pageSeconds } from './perf-marks.mjs';
+import { startServer, launch, artifacts, screenshot } from './harness.mjs';
+import { loadInFreshPage } from './perf-marks.mjs';
 
 const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
 const benchDir = join(root, 'target/bench/metrics');
@@ -42,55 +42,6 @@ function median(xs) {
 // gave 0.13 to 0.21 s within an hour), so the ratio printed is of medians, like the benchmarks'.
 const rounds = Math.max(1, Number(process.env.RAGSCOPE_PERF_ROUNDS ?? 5));
 
-/** One load of the run in a fresh page, `justBefore()` run when it is ready: the page's timings,
- * the numbers shown, the page. */
-async function loadInFreshPage(qrels, run, justBefore) {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  await observeLongTasks(page);
-  await page.goto(`${origin}/?demo=0&measures=nDCG@10,MAP,MRR,P@10,R@100`);
-  await page.waitForSelector('#file-input', { state: 'attached' });
-  await page.waitForTimeout(300);
-  const consoleLines = [];
-  page.on('console', (m) => consoleLines.push(`${m.type()}: ${m.text()}`));
-  page.on('pageerror', (e) => consoleLines.push(`pageerror: ${e}`));
-  await page.setInputFiles('#file-input', qrels);
-  // 3 of ~40 runs on the loaded machine never showed the qrels as loaded (before and after the
-  // worker read files as streams; not reproduced in 55 runs of this step alone): say what the
-  // page showed.
-  await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 120_000 }).catch(async (e) => {
-    const shown = await page.evaluate(() => ({
-      files: [...document.querySelectorAll('.file, .progress-row')].map((f) => f.outerHTML.slice(0, 500)),
-      errors: [...document.querySelectorAll('.error, .error-message')].map((x) => x.textContent),
-    }));
-    console.error('the qrels never showed as loaded; the page showed:', JSON.stringify(shown, null, 1));
-    console.error('console:', consoleLines.join('\n'));
-    throw e;
-  });
-  await page.waitForFunction(() => !document.querySelector('#eval-progress'));
-  await page.waitForTimeout(200);
-  justBefore();
-  const since = await page.evaluate(() => performance.now());
-  await watchLoad(page);
-  const t0 = Date.now();
-  await page.setInputFiles('#file-input', run);
-  await page.waitForSelector('#results tbody tr[data-run="bench.run"]', { timeout: 300_000 });
-  const browserSeconds = (Date.now() - t0) / 1000;
-  const long = await longTasks(page, since);
-  const breakdown = await timeBreakdown(page, t0);
-  const inPage = await pageSeconds(page);
-  const shown = await page.$$eval('#results tr[data-run="bench.run"] td[data-trec]', (tds) =>
-    Object.fromEntries(tds.filter((td) => td.dataset.trec).map((td) => [td.dataset.trec, td.querySelector('.v').textContent.trim()])));
-  // A run read in two places is whole in the worker once it has parsed the helper's part
-  // itself, after the row: when that was (absent when the run was read in one place).
-  const tail = await page.waitForFunction(() => (window.ragscopeTimings ?? []).find((x) => x.what.startsWith('tail ')), null, { timeout: 10_000 })
-    .then((h) => h.jsonValue(), () => null);
-  const change = await page.evaluate(() => window.perfMarks.change);
-  const tailLine = tail
-    ? `${(tail.end_ms - change).toFixed(0)}: the whole run in the worker (after the row, it parsed the helper's part itself in ${(tail.end_ms - tail.start_ms).toFixed(0)} ms)`
-    : '(read in one place: no tail to parse)';
-  return { page, inPage, browserSeconds, long, breakdown: [...breakdown, tailLine], shown };
-}
-
 test('38 MB benchmark run: browser vs native CLI', { timeout: 900_000 }, async () => {
   const run = join(benchDir, 'bench.run');
   const qrels = join(benchDir, 'bench.qrels');
@@ -100,7 +51,7 @@ test('38 MB benchmark run: browser vs native CLI', { timeout: 900_000 }, async (
   // once untimed, as the page's own warm-up is: the binary and the files in the page cache
   const out = execFileSync(cli, args, { encoding: 'utf8', maxBuffer: 1 << 26 });
   for (let i = 0; i < rounds; i++) {
-    const load = await loadInFreshPage(qrels, run, () => {
+    const load = await loadInFreshPage(browser, origin, qrels, run, () => {
       const t0 = performance.now();
       execFileSync(cli, args, { maxBuffer: 1 << 26 });
       native.push((performance.now() - t0) / 1000);

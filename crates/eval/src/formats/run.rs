@@ -112,6 +112,33 @@ pub struct Run {
     arena: Vec<u8>,
 }
 
+/// Runs are equal when they hold what a parse of the same lines gives: the name, the last
+/// line's tag, and topic by topic (in order) each result's docno, score (by its bits) and line.
+/// Not how they lie in memory: where docnos sit in the arena, or where a stretch of lines
+/// starts, differ with how the bytes were fed (a native parse of a large slice on two threads
+/// starts a stretch where the second thread's part begins).
+impl PartialEq for Run {
+    fn eq(&self, other: &Run) -> bool {
+        let same_topic = |a: &RunTopic, b: &RunTopic| {
+            a.qid == b.qid
+                && a.docs.len() == b.docs.len()
+                && a.docs.iter().zip(&b.docs).enumerate().all(|(i, (x, y))| {
+                    x.score.to_bits() == y.score.to_bits()
+                        && self.docno(x) == other.docno(y)
+                        && a.line(i) == b.line(i)
+                })
+        };
+        self.name == other.name
+            && self.run_id == other.run_id
+            && self.topics.len() == other.topics.len()
+            && self
+                .topics
+                .iter()
+                .zip(&other.topics)
+                .all(|(a, b)| same_topic(a, b))
+    }
+}
+
 impl Run {
     /// The file name given to the parser (used in messages).
     pub fn name(&self) -> &str {

@@ -141,3 +141,49 @@ fn the_boundary_needs_a_whole_line_with_another_qid() {
     let cut = topic_boundary(text).expect("q2");
     assert_eq!(&text[cut..cut + 3], b"\tq2");
 }
+
+/// Runs compare by what a parse gives: the same lines fed in any slices are equal; another
+/// score, docno, line number, tag or name is not.
+#[test]
+fn runs_are_equal_by_what_they_hold() {
+    let text = contiguous_run(5, 6);
+    let parsed = |text: &[u8], slice: usize| {
+        let mut parser = super::RunParser::new("run");
+        for piece in text.chunks(slice) {
+            parser.feed(piece).expect("the generated run parses");
+        }
+        parser.finish().expect("the generated run parses")
+    };
+    let whole = parse_run("run", &text).unwrap();
+    for slice in [1, 7, 64, 1000, text.len()] {
+        assert!(parsed(&text, slice) == whole, "slices of {slice}");
+    }
+    let line = String::from_utf8(text.clone()).unwrap();
+    let first = line.lines().next().unwrap().to_string();
+    let fields: Vec<&str> = first.split_whitespace().collect();
+    let changed = |new_first: String| {
+        let mut lines: Vec<String> = line.lines().map(str::to_string).collect();
+        lines[0] = new_first;
+        parse_run("run", format!("{}\n", lines.join("\n")).as_bytes()).unwrap()
+    };
+    let score = format!(
+        "{} {} {} {} 99.5 {}",
+        fields[0], fields[1], fields[2], fields[3], fields[5]
+    );
+    let docno = format!(
+        "{} {} other {} {} {}",
+        fields[0], fields[1], fields[3], fields[4], fields[5]
+    );
+    assert!(changed(first.clone()) == whole, "the same lines");
+    assert!(changed(score) != whole, "a score");
+    assert!(changed(docno) != whole, "a docno");
+    assert!(
+        changed(format!("# a comment\n{first}")) != whole,
+        "line numbers"
+    );
+    let mut tagged = text.clone();
+    tagged.truncate(tagged.len() - 1);
+    tagged.extend_from_slice(b"x\n");
+    assert!(parse_run("run", &tagged).unwrap() != whole, "the last tag");
+    assert!(parse_run("other", &text).unwrap() != whole, "the name");
+}
