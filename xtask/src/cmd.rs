@@ -81,13 +81,130 @@ pub fn cargo_home() -> PathBuf {
 }
 
 /// A Python venv at `venv` (created when missing) with `requirements` installed; its python.
+///
+/// llama-cpp-python, where the requirements pin it, comes from a wheel built once per machine
+/// without AMX ([`llama_wheel`]) rather than from pip's own source build.
 pub fn venv(venv: &Path, requirements: &Path) -> Result<PathBuf> {
     if !venv.join("bin/python").exists() {
         step(&format!("creating the venv {}", venv.display()));
         run(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
     }
-    run(Command::new(venv.join("bin/pip"))
+    let pip = venv.join("bin/pip");
+    let pinned = std::fs::read_to_string(requirements)
+        .map_err(|e| format!("{}: {e}", requirements.display()))?
+        .lines()
+        .find_map(llama_pin);
+    let mut install = Command::new(&pip);
+    install
         .args(["install", "-q", "--disable-pip-version-check", "-r"])
-        .arg(requirements))?;
+        .arg(requirements);
+    let Some(version) = pinned else {
+        run(&mut install)?;
+        return Ok(venv.join("bin/python"));
+    };
+    let wheel = llama_wheel(&pip, &version)?;
+    // a venv that holds pip's own build (made before this wheel was) gets the wheel
+    let marker = venv.join(".llama-cpp-python-no-amx");
+    let installed = Command::new(&pip)
+        .args(["show", "-q", "llama-cpp-python"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if installed && !marker.exists() {
+        run(Command::new(&pip)
+            .args(["install", "-q", "--disable-pip-version-check"])
+            .args(["--force-reinstall", "--no-deps"])
+            .arg(&wheel))?;
+    }
+    let wheels = wheel.parent().unwrap_or(Path::new("."));
+    run(install.arg("--find-links").arg(wheels))?;
+    std::fs::write(&marker, format!("{}\n", wheel.display()))
+        .map_err(|e| format!("{}: {e}", marker.display()))?;
     Ok(venv.join("bin/python"))
+}
+
+/// The version of a requirements line `llama-cpp-python==V` (extras allowed).
+fn llama_pin(line: &str) -> Option<String> {
+    let rest = line.trim().strip_prefix("llama-cpp-python")?;
+    let rest = match rest.strip_prefix('[') {
+        Some(extras) => &extras[extras.find(']')? + 1..],
+        None => rest,
+    };
+    Some(rest.strip_prefix("==")?.trim().to_string())
+}
+
+/// llama-cpp-python `version` as a wheel built here without AMX, in the user's cache (built
+/// with `pip` when missing; 3 minutes on 2 cores).
+///
+/// Why: PyPI has no Linux wheel, so pip builds llama.cpp from source for the machine
+/// (`-march=native`). On a CPU with AMX (seen 2026-11-24, 0.3.36) that build segfaults in
+/// `ggml_backend_amx_mul_mat` on the first batched request to `llama_cpp.server`, whose model
+/// runs on a worker thread, and the real-server step fails with "connection refused". Without
+/// AMX, llama.cpp takes the AVX-512/AVX2 kernels it takes on every other machine here. Pip's
+/// wheel cache keys a build by its source alone, so flags given to pip could reuse an AMX build.
+fn llama_wheel(pip: &Path, version: &str) -> Result<PathBuf> {
+    let dir = crate::models::cache_dir()
+        .with_file_name("wheels")
+        .join("llama-cpp-python-no-amx");
+    let prefix = format!("llama_cpp_python-{version}-");
+    let find = || {
+        std::fs::read_dir(&dir).ok()?.flatten().find_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name.starts_with(&prefix) && name.ends_with(".whl")).then(|| e.path())
+        })
+    };
+    if let Some(wheel) = find() {
+        return Ok(wheel);
+    }
+    step(&format!(
+        "building llama-cpp-python {version} without AMX into {}",
+        dir.display()
+    ));
+    let building = dir.join(format!("building-{}", std::process::id()));
+    std::fs::create_dir_all(&building).map_err(|e| format!("{}: {e}", building.display()))?;
+    let mut build = Command::new(pip);
+    build
+        .args([
+            "wheel",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-cache-dir",
+        ])
+        .arg("-w")
+        .arg(&building)
+        .arg(format!("llama-cpp-python=={version}"));
+    if cfg!(target_arch = "x86_64") {
+        let flags = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16";
+        build.env("CFLAGS", flags).env("CXXFLAGS", flags);
+    }
+    run(&mut build)?;
+    let built = std::fs::read_dir(&building)
+        .map_err(|e| format!("{}: {e}", building.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or_else(|| format!("pip built no wheel in {}", building.display()))?;
+    let wheel = dir.join(built.file_name().unwrap_or_default());
+    std::fs::rename(&built, &wheel).map_err(|e| format!("{}: {e}", wheel.display()))?;
+    let _ = std::fs::remove_dir_all(&building);
+    Ok(wheel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::llama_pin;
+
+    #[test]
+    fn the_pinned_llama_cpp_python_is_read_with_or_without_extras() {
+        assert_eq!(llama_pin("llama-cpp-python==0.3.36"), Some("0.3.36".into()));
+        assert_eq!(
+            llama_pin("  llama-cpp-python[server]==0.3.36 "),
+            Some("0.3.36".into())
+        );
+        assert_eq!(llama_pin("# llama-cpp-python's server"), None);
+        assert_eq!(llama_pin("llama-cpp-python>=0.3"), None);
+        assert_eq!(llama_pin("llama-cpp-python-extra==1.0"), None);
+    }
 }
