@@ -9,9 +9,21 @@ use yew_agent::reactor::{reactor, ReactorScope};
 #[reactor(EvalReactor)]
 pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     let mut workspace = Workspace::default();
-    // Before the first request: V8 compiles the parsers' hot loops while the page starts.
+    // Requests that arrived while the worker read a file (blob_load.rs), in order.
+    let mut pending = std::collections::VecDeque::<Request>::new();
+    // The files channel before the warm-up: the page sends it first, and a file picked while
+    // the warm-up runs is posted there at once (src/blob_channel.rs); a channel joined later
+    // would miss it. Then, before the next request, V8 compiles the parsers' hot loops while
+    // the page starts.
     #[cfg(target_arch = "wasm32")]
-    crate::engine::warm_up::once();
+    {
+        match scope.next().await {
+            Some(Request::Files { channel }) => crate::blob_channel::join_files_channel(&channel),
+            Some(other) => pending.push_back(other),
+            None => return,
+        }
+        crate::engine::warm_up::once();
+    }
     // Judge jobs run as tasks of their own and report here; the loop forwards their messages
     // between requests.
     #[cfg(target_arch = "wasm32")]
@@ -22,8 +34,6 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     let (judge_out, mut judge_in) = futures::channel::mpsc::unbounded::<Response>();
     #[cfg(not(target_arch = "wasm32"))]
     drop(judge_out);
-    // Requests that arrived while the worker read a file (blob_load.rs), in order.
-    let mut pending = std::collections::VecDeque::<Request>::new();
     loop {
         let request = if let Some(request) = pending.pop_front() {
             request
@@ -59,6 +69,11 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             #[cfg(target_arch = "wasm32")]
             Request::Helper { script_url } => {
                 crate::engine::shard::start(&script_url);
+                vec![]
+            }
+            #[cfg(target_arch = "wasm32")]
+            Request::Files { channel } => {
+                crate::blob_channel::join_files_channel(&channel);
                 vec![]
             }
             // The utility task's GGUF: its metadata read from the picked file's Blob.

@@ -185,7 +185,7 @@ impl Workspace {
             Request::Judge(request) => self.judge_now(request),
             Request::Litm(request) => self.handle_litm(request),
             // Started by the worker's main loop (src/agent.rs); nothing to keep here.
-            Request::Helper { .. } => vec![],
+            Request::Helper { .. } | Request::Files { .. } => vec![],
             Request::Topic { run, qid } => vec![match self.topic(run, &qid) {
                 Ok(view) => Response::Topic(view),
                 Err(error) => Response::TopicFailed { error },

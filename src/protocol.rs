@@ -64,6 +64,9 @@ pub enum Request {
     /// Sent once by the page: the worker script's URL, from which the worker starts its
     /// helper (src/engine/shard.rs), which reads half of a large run.
     Helper { script_url: String },
+    /// Sent once by the page: the channel it posts each picked file on as soon as it is picked
+    /// (src/blob_channel.rs), before the worker asks for it.
+    Files { channel: String },
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

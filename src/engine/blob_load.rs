@@ -270,7 +270,13 @@ pub async fn load(
         name: name.clone(),
         error,
     };
-    let blob = match crate::engine::inference::web::blob_from_url(&url).await {
+    let received = match url.strip_prefix(crate::blob_channel::PREFIX) {
+        Some(channel) => crate::blob_channel::receive_noting(channel).await,
+        None => crate::engine::inference::web::blob_from_url(&url)
+            .await
+            .map(|blob| (blob, "an object URL")),
+    };
+    let (blob, how) = match received {
         Ok(b) => b,
         Err(e) => {
             // Removed meanwhile (the page revoked the URL): nothing to say.
@@ -286,7 +292,7 @@ pub async fn load(
     };
     let size = blob.size() as u64;
     let got_ms = wall_ms();
-    let mut phases = vec![("the Blob from the page".to_string(), got_ms - start_ms)];
+    let mut phases = vec![(format!("the Blob from the page ({how})"), got_ms - start_ms)];
     let split = plan_split(ws, &blob, size);
     if split.is_some() {
         phases.push(("find the cut (FileReaderSync)".into(), wall_ms() - got_ms));

@@ -169,6 +169,10 @@ fn main_view() -> Html {
     {
         let bridge = bridge.clone();
         use_effect_with((), move |_| {
+            // before any file: picked files are posted there at once (src/blob_channel.rs)
+            if let Ok(channel) = crate::blob_channel::open_files_channel() {
+                bridge.send(Request::Files { channel });
+            }
             let location = gloo::utils::window().location();
             // `?helper=0`: every file read by the one worker (to compare, or where nested
             // workers misbehave)
@@ -613,8 +617,9 @@ async fn read_in_worker(
     acks: &Acks,
 ) -> Result<(), String> {
     // Offered on a channel until the worker is done with it (src/blob_channel.rs).
-    let offer = crate::blob_channel::Offer::new(blob)
+    let offer = crate::blob_channel::Offer::new(blob.clone())
         .map_err(|e| format!("{name}: could not be handed to the worker: {e}"))?;
+    offer.post_at_once(&blob);
     let (tx, mut rx) = mpsc::unbounded();
     acks.borrow_mut().insert(id, tx);
     bridge.send(Request::LoadBlob {
