@@ -6,8 +6,9 @@ mod tournament;
 
 use crate::detect::{detect_kind, Detected, DETECT_BYTES};
 use crate::protocol::{
-    EvalRequest, FileId, FileKind, MeasureInfo, RankedRow, Report, Request, Response, RunRow,
-    SigTest, Significance, StudyGroup, StudyRow, StudyTable, TopicView, UdcgPoint, UdcgSeries,
+    EvalRequest, FileId, FileKind, MeasureInfo, RankedRow, Report, ReportOf, Request, Response,
+    RunRow, SigTest, Significance, StudyGroup, StudyRow, StudyTable, TopicView, UdcgPoint,
+    UdcgSeries,
 };
 use ragscope_eval::formats::{Qrels, QrelsParser, Run, RunParser};
 use ragscope_eval::rag::contexts::{self, ContextSet};
@@ -120,6 +121,8 @@ pub struct Workspace {
     last_measures: Vec<Measure>,
     /// The part of a run read in two places that this worker has still to parse.
     tail: Option<split_run::Tail>,
+    /// The last evaluation asked for (what an evaluation ahead of the request repeats).
+    last_request: Option<EvalRequest>,
 }
 
 impl Workspace {
@@ -488,6 +491,7 @@ impl Workspace {
         };
         let key = self.score_key(&measures);
         self.last_measures = measures.clone();
+        self.last_request = Some(req.clone());
         Ok(Evaluation {
             req,
             measures,
@@ -496,6 +500,40 @@ impl Workspace {
             reused: 0,
             total,
         })
+    }
+
+    /// The evaluation the page asks for after a load, started before it asks: the last one's
+    /// choices again (the next generation) on the files held now, and what its report is of.
+    /// Only while nothing loads and the workspace holds qrels and runs and nothing else, so
+    /// that the files in [`ReportOf`] are all the report depends on (utilities, UDCG files,
+    /// context sets, answers, games, a second qrels or judge inputs would be more).
+    pub fn evaluation_ahead(&mut self) -> Option<(Evaluation, ReportOf)> {
+        let last = self.last_request.clone()?;
+        let only_qrels_and_runs = self.loading.is_empty()
+            && self.utilities.is_none()
+            && self.udcg_json.is_empty()
+            && self.udcg_sources.is_empty()
+            && self.contexts.is_none()
+            && self.erag.is_none()
+            && self.answers.is_empty()
+            && self.tournament.is_empty()
+            && self.judge_files.is_empty();
+        let (qrels, _, _) = self.qrels.as_ref().filter(|_| only_qrels_and_runs)?;
+        let mut files: Vec<FileId> = std::iter::once(*qrels)
+            .chain(self.runs.iter().map(|(id, _, _)| *id))
+            .collect();
+        files.sort_unstable();
+        let of = ReportOf {
+            files,
+            measures: last.measures.clone(),
+            baseline: last.baseline,
+            test: last.test,
+        };
+        let next = EvalRequest {
+            generation: last.generation.wrapping_add(1),
+            ..last
+        };
+        Some((self.start_evaluation(next).ok()?, of))
     }
 
     /// What scores with `measures` depend on now; `None` without qrels.
@@ -596,6 +634,11 @@ impl Evaluation {
         Some((qrels.topics().len() * self.results.len(), self.total))
     }
 
+    /// The generation of the request it answers.
+    pub fn generation(&self) -> u32 {
+        self.req.generation
+    }
+
     /// Runs whose scores were kept from the last evaluation, not computed again.
     pub fn reused(&self) -> usize {
         self.reused
@@ -693,6 +736,7 @@ impl Evaluation {
             answers: ws.answers.report(self.req.baseline, self.req.test),
             tournaments: ws.tournament.tables(),
             agreement: ws.tournament.agreement(ws.qrels.as_ref()),
+            ahead_of: None,
         }
     }
 }

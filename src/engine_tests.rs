@@ -464,3 +464,41 @@ fn kept_scores_are_not_used_with_other_qrels_measures_or_a_reloaded_run() {
     let (report, reused) = evaluate_counting(&mut ws, &["P@5", "MAP"]);
     assert_eq!((reused, report.runs.len()), (0, 0));
 }
+
+#[test]
+fn an_evaluation_ahead_of_the_request_is_the_one_the_page_then_asks_for() {
+    let mut ws = Workspace::default();
+    for (id, f) in ["qrels.test", "results.test"].into_iter().enumerate() {
+        load(&mut ws, id as u32, f, &data(f), 70_001);
+    }
+    // nothing asked for yet: nothing to repeat
+    assert!(ws.evaluation_ahead().is_none());
+    evaluate(&mut ws, SigTest::PairedT);
+    let r = load(&mut ws, 2, "again.test", &data("results.test"), 50_000);
+    assert!(matches!(r, Response::Loaded { .. }), "{r:?}");
+    let (mut ahead, of) = ws.evaluation_ahead().expect("qrels and runs only");
+    assert_eq!(of.files, [0, 1, 2]);
+    assert_eq!(of.measures, MEASURES);
+    assert_eq!((of.baseline, of.test), (None, SigTest::PairedT));
+    assert_eq!(ahead.generation(), 8);
+    while ahead.step(&ws).is_some() {}
+    let report = ahead.finish(&mut ws);
+    assert_eq!(report.runs.len(), 2);
+    // what the page's request then gets
+    let asked = match ws
+        .handle(Request::Evaluate(EvalRequest {
+            measures: MEASURES.iter().map(|s| s.to_string()).collect(),
+            baseline: None,
+            test: SigTest::PairedT,
+            generation: 8,
+        }))
+        .pop()
+    {
+        Some(Response::Report(r)) => *r,
+        other => panic!("no report: {other:?}"),
+    };
+    assert_eq!(report, asked);
+    // a second qrels (the agreement table) is more than the files say: none ahead
+    load(&mut ws, 3, "qrels2.test", &data("qrels.test"), 70_001);
+    assert!(ws.evaluation_ahead().is_none());
+}

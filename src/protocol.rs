@@ -223,6 +223,21 @@ pub struct Report {
     pub tournaments: Vec<tournament::TournamentTable>,
     /// The two most recent qrels compared, when two were loaded.
     pub agreement: Option<tournament::AgreementTable>,
+    /// Set when the worker evaluated before it was asked (right after a load, with the last
+    /// evaluation's choices): what the report is of. The page takes it only while it waits for
+    /// an evaluation of exactly this (src/ui/state.rs).
+    #[serde(default)]
+    pub ahead_of: Option<ReportOf>,
+}
+
+/// The files and choices a report was computed from.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Default)]
+pub struct ReportOf {
+    /// Every file the worker holds, in id order.
+    pub files: Vec<FileId>,
+    pub measures: Vec<String>,
+    pub baseline: Option<FileId>,
+    pub test: SigTest,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]

@@ -41,6 +41,10 @@ pub struct AnswerFiles {
 }
 
 impl AnswerFiles {
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
     /// Parses a whole answer file; the summary names what it holds.
     pub fn keep(
         &mut self,

@@ -250,7 +250,8 @@ async fn look_at_requests(scope: &mut Scope, id: FileId, pending: &mut VecDeque<
     seen
 }
 
-/// Reads the file behind `url` into the workspace. False when the page went away.
+/// Reads the file behind `url` into the workspace; what to tell the page (`Loaded` and the
+/// load's timings; what went wrong was sent already). `None` when the page went away.
 ///
 /// A large run, once qrels and measures are known, is read in two places: the helper worker
 /// reads and scores the part after a topic boundary near the middle while this one reads
@@ -263,7 +264,7 @@ pub async fn load(
     id: FileId,
     name: String,
     url: String,
-) -> bool {
+) -> Option<Vec<Response>> {
     let start_ms = wall_ms();
     let failed = |error: String| Response::LoadFailed {
         id,
@@ -281,11 +282,11 @@ pub async fn load(
         Err(e) => {
             // Removed meanwhile (the page revoked the URL): nothing to say.
             return match look_at_requests(scope, id, pending).await {
-                Seen::Gone => false,
-                Seen::Stop => true,
+                Seen::Gone => None,
+                Seen::Stop => Some(vec![]),
                 Seen::Nothing => {
                     let error = format!("{name}: could not be read: {e}");
-                    scope.send(failed(error)).await.is_ok()
+                    Some(vec![failed(error)])
                 }
             };
         }
@@ -318,7 +319,7 @@ pub async fn load(
             // memory for this part: the tail's comes after the report
             let read = stream_into(scope, ws, pending, id, &name, &first, cut, &mut phases);
             if let Err(go_on) = read.await {
-                return go_on;
+                return go_on.then(Vec::new);
             }
             // this part scored while the helper goes on with the rest
             let t0 = wall_ms();
@@ -352,7 +353,7 @@ pub async fn load(
                     phases.push((format!("read again whole: {why}"), 0.0));
                     let read = stream_into(scope, ws, pending, id, &name, &blob, size, &mut phases);
                     if let Err(go_on) = read.await {
-                        return go_on;
+                        return go_on.then(Vec::new);
                     }
                     finish(ws, id, &mut phases)
                 }
@@ -368,7 +369,7 @@ pub async fn load(
             if let Err(go_on) =
                 stream_into(scope, ws, pending, id, &name, &blob, size, &mut phases).await
             {
-                return go_on;
+                return go_on.then(Vec::new);
             }
             finish(ws, id, &mut phases)
         }
@@ -389,12 +390,7 @@ pub async fn load(
         phases,
         wasm_memory_bytes: wasm_memory_bytes(),
     });
-    for r in answer.into_iter().chain([timings]) {
-        if scope.send(r).await.is_err() {
-            return false;
-        }
-    }
-    true
+    Some(answer.into_iter().chain([timings]).collect())
 }
 
 fn finish(ws: &mut Workspace, id: FileId, phases: &mut Vec<(String, f64)>) -> Option<Response> {

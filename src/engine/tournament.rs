@@ -29,6 +29,10 @@ pub struct TournamentFiles {
 }
 
 impl TournamentFiles {
+    pub fn is_empty(&self) -> bool {
+        self.games.is_empty() && self.tables.is_empty() && self.previous_qrels.is_none()
+    }
+
     pub fn remove(&mut self, id: FileId) {
         self.games.retain(|(g, _, _)| *g != id);
         self.tables.retain(|t| *t != id);

@@ -119,6 +119,8 @@ pub struct AppState {
     /// The evaluation being waited for, with its progress (queries done, total).
     pub awaiting: Option<(u32, usize, usize)>,
     pub report: Option<Rc<Report>>,
+    /// A report the worker evaluated ahead of the next request (src/agent.rs), until then.
+    pub ahead: Option<Rc<Report>>,
     pub errors: Vec<ErrorNote>,
     pub tab: Tab,
     pub theme: Theme,
@@ -148,6 +150,23 @@ impl AppState {
 
     pub fn has_run(&self) -> bool {
         self.has(FileKind::Run)
+    }
+
+    /// What an evaluation asked for now is of: the loaded files and the choices.
+    pub fn evaluation_of(&self) -> crate::protocol::ReportOf {
+        crate::protocol::ReportOf {
+            files: self
+                .files
+                .iter()
+                .filter(|f| matches!(f.status, FileStatus::Loaded { .. }))
+                .map(|f| f.id)
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect(),
+            measures: self.measures.clone(),
+            baseline: self.baseline,
+            test: self.test,
+        }
     }
 
     pub fn loading(&self) -> bool {
@@ -281,7 +300,16 @@ impl Reducible for AppState {
             Action::SetMeasures(m) => s.measures = m,
             Action::SetBaseline(b) => s.baseline = b,
             Action::SetTest(t) => s.test = t,
-            Action::EvaluationStarted { generation } => s.awaiting = Some((generation, 0, 0)),
+            Action::EvaluationStarted { generation } => {
+                s.awaiting = Some((generation, 0, 0));
+                // a report evaluated ahead of this request, of exactly what it asks for
+                if let Some(ahead) = s.ahead.take() {
+                    if ahead.ahead_of.as_ref() == Some(&s.evaluation_of()) {
+                        s.awaiting = None;
+                        s.report = Some(ahead);
+                    }
+                }
+            }
             Action::CancelEvaluation => s.awaiting = None,
             Action::Worker(Response::Progress { id, bytes }) => {
                 if let Some(f) = s.files.iter_mut().find(|f| f.id == id) {
@@ -345,7 +373,16 @@ impl Reducible for AppState {
                 }
             }
             Action::Worker(Response::Report(report)) => {
-                if matches!(s.awaiting, Some((g, _, _)) if g == report.generation) {
+                // one evaluated ahead of the request (src/agent.rs) fits any awaited one of
+                // the same files and choices
+                let fits = match &report.ahead_of {
+                    None => matches!(s.awaiting, Some((g, _, _)) if g == report.generation),
+                    Some(of) => s.awaiting.is_some() && *of == s.evaluation_of(),
+                };
+                if !fits && report.ahead_of.is_some() {
+                    // it comes before `Loaded`: kept for the request the page makes next
+                    s.ahead = Some(Rc::new(*report));
+                } else if fits {
                     s.awaiting = None;
                     s.report = Some(Rc::new(*report));
                 }
@@ -514,6 +551,87 @@ mod tests {
         assert_eq!(measures_from_query("?demo=0"), None);
         assert_eq!(measures_from_query("?measures="), None);
         assert_eq!(measures_from_query("?measures=%4"), Some(vec!["%4".into()]));
+    }
+
+    #[test]
+    fn a_report_evaluated_ahead_is_taken_only_for_the_awaited_files_and_choices() {
+        let mut s = AppState::default();
+        s = reduce(s, added(0));
+        s = reduce(s, loaded(0, FileKind::Qrels));
+        s = reduce(s, added(1));
+        s = reduce(s, loaded(1, FileKind::Run));
+        let of = s.evaluation_of();
+        assert_eq!(of.files, [0, 1]);
+        let ahead = |of: crate::protocol::ReportOf, generation: u32| {
+            Action::Worker(Response::Report(Box::new(Report {
+                generation,
+                ahead_of: Some(of),
+                ..Report::default()
+            })))
+        };
+        let shown = |s: &AppState| s.report.as_ref().map(|r| r.generation);
+        // not awaited yet: kept, and taken when the page asks
+        s = reduce(s, ahead(of.clone(), 9));
+        assert!(shown(&s).is_none() && s.ahead.is_some());
+        s = reduce(s, Action::EvaluationStarted { generation: 3 });
+        assert_eq!((shown(&s), s.awaiting), (Some(9), None));
+        s = reduce(s, Action::EvaluationStarted { generation: 4 });
+        // another measure, another baseline, or another set of files: not this evaluation
+        let mut other = of.clone();
+        other.measures.push("bpref".into());
+        s = reduce(s, ahead(other, 10));
+        let mut other = of.clone();
+        other.baseline = Some(1);
+        s = reduce(s, ahead(other, 10));
+        let mut other = of.clone();
+        other.files.push(2);
+        s = reduce(s, ahead(other, 10));
+        assert!(shown(&s) == Some(9) && s.awaiting.is_some());
+        // the same files and choices, whatever its generation
+        s = reduce(s, ahead(of, 11));
+        assert_eq!((shown(&s), s.awaiting), (Some(11), None));
+        // the answer to the request itself comes later and changes nothing
+        s = reduce(
+            s,
+            Action::Worker(Response::Report(Box::new(Report {
+                generation: 4,
+                ..Report::default()
+            }))),
+        );
+        assert_eq!(shown(&s), Some(11));
+    }
+
+    #[test]
+    fn a_report_evaluated_ahead_before_the_file_shows_is_taken_when_the_page_asks() {
+        let mut s = AppState::default();
+        s = reduce(s, added(0));
+        s = reduce(s, loaded(0, FileKind::Qrels));
+        s = reduce(s, added(1));
+        let mut of = s.evaluation_of();
+        of.files.push(1);
+        let ahead = |of: crate::protocol::ReportOf| {
+            Action::Worker(Response::Report(Box::new(Report {
+                generation: 9,
+                ahead_of: Some(of),
+                ..Report::default()
+            })))
+        };
+        // before the run's `Loaded`: kept, not shown
+        s = reduce(s, ahead(of.clone()));
+        assert!(s.report.is_none() && s.ahead.is_some());
+        s = reduce(s, loaded(1, FileKind::Run));
+        s = reduce(s, Action::EvaluationStarted { generation: 4 });
+        assert!(s.report.is_some() && s.awaiting.is_none() && s.ahead.is_none());
+        // kept, but the measures changed before the page asked: dropped, the request awaited
+        let mut s2 = AppState::default();
+        s2 = reduce(s2, added(0));
+        s2 = reduce(s2, loaded(0, FileKind::Qrels));
+        s2 = reduce(s2, added(1));
+        s2 = reduce(s2, ahead(of));
+        s2 = reduce(s2, loaded(1, FileKind::Run));
+        s2 = reduce(s2, Action::SetMeasures(vec!["bpref".into()]));
+        s2 = reduce(s2, Action::EvaluationStarted { generation: 4 });
+        assert!(s2.report.is_none() && s2.awaiting.is_some() && s2.ahead.is_none());
     }
 
     #[test]

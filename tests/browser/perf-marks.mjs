@@ -39,10 +39,13 @@ export async function timeBreakdown(page, calledAt) {
     lines.push(`      wasm memory after loading: ${mib(load.wasm_memory_bytes)}`);
   }
   if (evaluation) {
-    lines.push(`${t(evaluation.start_ms)}: evaluation starts (page got Loaded, asked to evaluate)`);
+    const how = evaluation.what.includes('ahead of the request')
+      ? 'in the worker right after the load, ahead of the request'
+      : 'page got Loaded, asked to evaluate';
+    lines.push(`${t(evaluation.start_ms)}: evaluation starts (${how})`);
     lines.push(`${t(evaluation.end_ms)}: report built, ${(evaluation.end_ms - evaluation.start_ms).toFixed(0)} ms:`, ...phases(evaluation));
   }
-  if (report) lines.push(`${t(report.at_ms)}: report on the page (bincode, postMessage, decode)`);
+  if (report) lines.push(`${t(report.at_ms)}: report on the page (bincode, postMessage, decode)${report.what.endsWith('(evaluated ahead)') ? ', evaluated ahead' : ''}`);
   lines.push(`${t(marks.row)}: row in the table (render)`);
   return lines;
 }

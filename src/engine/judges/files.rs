@@ -45,6 +45,13 @@ impl Source {
 }
 
 impl JudgeFiles {
+    pub fn is_empty(&self) -> bool {
+        self.topics.is_none()
+            && self.passages.is_none()
+            && self.sources.is_empty()
+            && self.gguf.is_none()
+    }
+
     /// Parses and keeps a topics or passages file (a second one replaces the first); returns
     /// its kind and a one-line summary.
     pub fn keep(

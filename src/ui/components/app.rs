@@ -151,9 +151,15 @@ fn main_view() -> Html {
                         acks.borrow_mut().remove(id);
                     }
                     Response::Timings(t) => crate::ui::perf_marks::record(t),
-                    Response::Report(r) => {
-                        crate::ui::perf_marks::mark(&format!("report {} received", r.generation))
-                    }
+                    Response::Report(r) => crate::ui::perf_marks::mark(&format!(
+                        "report {} received{}",
+                        r.generation,
+                        if r.ahead_of.is_some() {
+                            " (evaluated ahead)"
+                        } else {
+                            ""
+                        }
+                    )),
                     _ => {}
                 }
                 match response {
