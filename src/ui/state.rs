@@ -553,22 +553,28 @@ mod tests {
         assert_eq!(measures_from_query("?measures=%4"), Some(vec!["%4".into()]));
     }
 
-    #[test]
-    fn a_report_evaluated_ahead_is_taken_only_for_the_awaited_files_and_choices() {
+    /// Qrels (file 0) loaded and a run (file 1) picked.
+    fn qrels_loaded_run_picked() -> AppState {
         let mut s = AppState::default();
         s = reduce(s, added(0));
         s = reduce(s, loaded(0, FileKind::Qrels));
-        s = reduce(s, added(1));
-        s = reduce(s, loaded(1, FileKind::Run));
+        reduce(s, added(1))
+    }
+
+    /// A report evaluated ahead of the request, of `of`.
+    fn ahead(of: crate::protocol::ReportOf, generation: u32) -> Action {
+        Action::Worker(Response::Report(Box::new(Report {
+            generation,
+            ahead_of: Some(of),
+            ..Report::default()
+        })))
+    }
+
+    #[test]
+    fn a_report_evaluated_ahead_is_taken_only_for_the_awaited_files_and_choices() {
+        let mut s = reduce(qrels_loaded_run_picked(), loaded(1, FileKind::Run));
         let of = s.evaluation_of();
         assert_eq!(of.files, [0, 1]);
-        let ahead = |of: crate::protocol::ReportOf, generation: u32| {
-            Action::Worker(Response::Report(Box::new(Report {
-                generation,
-                ahead_of: Some(of),
-                ..Report::default()
-            })))
-        };
         let shown = |s: &AppState| s.report.as_ref().map(|r| r.generation);
         // not awaited yet: kept, and taken when the page asks
         s = reduce(s, ahead(of.clone(), 9));
@@ -603,31 +609,17 @@ mod tests {
 
     #[test]
     fn a_report_evaluated_ahead_before_the_file_shows_is_taken_when_the_page_asks() {
-        let mut s = AppState::default();
-        s = reduce(s, added(0));
-        s = reduce(s, loaded(0, FileKind::Qrels));
-        s = reduce(s, added(1));
+        let mut s = qrels_loaded_run_picked();
         let mut of = s.evaluation_of();
         of.files.push(1);
-        let ahead = |of: crate::protocol::ReportOf| {
-            Action::Worker(Response::Report(Box::new(Report {
-                generation: 9,
-                ahead_of: Some(of),
-                ..Report::default()
-            })))
-        };
         // before the run's `Loaded`: kept, not shown
-        s = reduce(s, ahead(of.clone()));
+        s = reduce(s, ahead(of.clone(), 9));
         assert!(s.report.is_none() && s.ahead.is_some());
         s = reduce(s, loaded(1, FileKind::Run));
         s = reduce(s, Action::EvaluationStarted { generation: 4 });
         assert!(s.report.is_some() && s.awaiting.is_none() && s.ahead.is_none());
         // kept, but the measures changed before the page asked: dropped, the request awaited
-        let mut s2 = AppState::default();
-        s2 = reduce(s2, added(0));
-        s2 = reduce(s2, loaded(0, FileKind::Qrels));
-        s2 = reduce(s2, added(1));
-        s2 = reduce(s2, ahead(of));
+        let mut s2 = reduce(qrels_loaded_run_picked(), ahead(of, 9));
         s2 = reduce(s2, loaded(1, FileKind::Run));
         s2 = reduce(s2, Action::SetMeasures(vec!["bpref".into()]));
         s2 = reduce(s2, Action::EvaluationStarted { generation: 4 });
