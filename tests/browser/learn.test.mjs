@@ -136,10 +136,21 @@ test('the builder scores like the CLI after a reorder, a drag and a toggle', asy
 test('a deep link restores the exact context', async () => {
   const { context, page, errors } = await openLearn();
   await page.click('#step-hard');
+  // each change shown (and in the link) before the next: the slider pressed must be the moved
+  // card's, and the link read must hold the slider's new value
+  const first = (await cards(page))[0].docno;
   await page.click('button[aria-label="Move passage 1 down"]');
+  await page.waitForFunction((d) => document.querySelector('#cards li.card[data-docno]').dataset.docno !== d, first);
   await page.click('button[aria-label="Passage 4 is relevant"]');
+  await page.waitForFunction(() => document.querySelectorAll('#cards li.card[data-relevant="true"]').length > 0);
+  const second = (await cards(page))[1];
+  const linked = page.url();
   await page.focus('#cards li.card:nth-child(2) input[type=range]');
   await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(([p, u]) => {
+    const now = document.querySelector('#cards li.card:nth-child(2)').dataset.p;
+    return now !== p && location.href !== u && location.href.includes(now);
+  }, [second.p, linked]);
   const url = page.url();
   assert.match(url, /#\/learn\/udcg-vs-ndcg\?k=5&c=/);
   const state = await cards(page);
