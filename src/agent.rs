@@ -240,15 +240,11 @@ async fn evaluate_ahead(
     workspace: &mut Workspace,
     pending: &mut std::collections::VecDeque<Request>,
 ) -> Option<Vec<Response>> {
-    use futures::FutureExt;
     if !pending.is_empty() {
         return Some(vec![]);
     }
     // requests posted before the load ended arrive now
-    yield_now().await;
-    while let Some(next) = scope.next().now_or_never() {
-        pending.push_back(next?);
-    }
+    pending.extend(crate::engine::blob_load::arrived_requests(scope).await?);
     if !pending.is_empty() {
         return Some(vec![]);
     }

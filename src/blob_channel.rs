@@ -169,18 +169,14 @@ pub fn offer_kept(blob: &web_sys::Blob) -> Result<String, String> {
     Ok(name)
 }
 
-/// The worker's end: the Blob offered on `name` (without the prefix), or why not.
-pub async fn receive(name: &str) -> Result<web_sys::Blob, String> {
-    Ok(receive_noting(name).await?.0)
-}
-
 /// How a Blob came: on the files channel, posted when it was picked ...
 const POSTED: &str = "posted at once";
 /// ... or on its offer's channel, in answer to "ready".
 const ANSWERED: &str = "asked for";
 
-/// [`receive`], and how the Blob came ([`POSTED`] or [`ANSWERED`]).
-pub async fn receive_noting(name: &str) -> Result<(web_sys::Blob, &'static str), String> {
+/// The worker's end: the Blob offered on `name` (without the prefix), and how it came
+/// ([`POSTED`] or [`ANSWERED`]), or why not.
+pub async fn receive(name: &str) -> Result<(web_sys::Blob, &'static str), String> {
     TAKEN.with(|t| t.borrow_mut().insert(name.to_string()));
     let got = match ARRIVED.with(|a| a.borrow_mut().remove(name)) {
         Some(posted) => Ok((posted, POSTED)),

@@ -116,12 +116,10 @@ pub struct Workspace {
     answering: inference::answering::Answering,
     /// The lost-in-the-middle experiment being computed with `local`.
     litm: Option<inference::litm::LitmJob>,
-    /// The measures of the last evaluation asked for (what a run read in two places is
-    /// scored with, src/engine/split_run.rs).
-    last_measures: Vec<Measure>,
     /// The part of a run read in two places that this worker has still to parse.
     tail: Option<split_run::Tail>,
-    /// The last evaluation asked for (what an evaluation ahead of the request repeats).
+    /// The last evaluation asked for: what an evaluation ahead of the request repeats, and
+    /// the measures a run read in two places is scored with (src/engine/split_run.rs).
     last_request: Option<EvalRequest>,
 }
 
@@ -490,7 +488,6 @@ impl Workspace {
             None => 0,
         };
         let key = self.score_key(&measures);
-        self.last_measures = measures.clone();
         self.last_request = Some(req.clone());
         Ok(Evaluation {
             req,
@@ -534,6 +531,15 @@ impl Workspace {
             ..last
         };
         Some((self.start_evaluation(next).ok()?, of))
+    }
+
+    /// The measures of the last evaluation asked for (each parsed when it was asked for).
+    fn last_measures(&self) -> Vec<Measure> {
+        self.last_request
+            .iter()
+            .flat_map(|r| &r.measures)
+            .filter_map(|m| m.parse().ok())
+            .collect()
     }
 
     /// What scores with `measures` depend on now; `None` without qrels.

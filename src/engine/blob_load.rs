@@ -225,15 +225,25 @@ enum Seen {
     Gone,
 }
 
+/// Lets the worker's event loop run, so that requests posted meanwhile arrive, and takes them
+/// in order. `None` when the page went away.
+pub(crate) async fn arrived_requests(scope: &mut Scope) -> Option<Vec<Request>> {
+    gloo::timers::future::TimeoutFuture::new(0).await;
+    let mut arrived = Vec::new();
+    while let Some(next) = scope.next().now_or_never() {
+        arrived.push(next?);
+    }
+    Some(arrived)
+}
+
 /// Lets the worker's event loop run (so requests arrive) and files what arrived: requests for
 /// this file's end stop the load; the rest wait in `pending`.
 async fn look_at_requests(scope: &mut Scope, id: FileId, pending: &mut VecDeque<Request>) -> Seen {
-    gloo::timers::future::TimeoutFuture::new(0).await;
+    let Some(arrived) = arrived_requests(scope).await else {
+        return Seen::Gone;
+    };
     let mut seen = Seen::Nothing;
-    while let Some(next) = scope.next().now_or_never() {
-        let Some(request) = next else {
-            return Seen::Gone;
-        };
+    for request in arrived {
         match request {
             Request::Cancel { id: x } if x == id => seen = Seen::Stop,
             Request::Remove { id: x } if x == id => {
@@ -271,13 +281,7 @@ pub async fn load(
         name: name.clone(),
         error,
     };
-    let received = match url.strip_prefix(crate::blob_channel::PREFIX) {
-        Some(channel) => crate::blob_channel::receive_noting(channel).await,
-        None => crate::engine::inference::web::blob_from_url(&url)
-            .await
-            .map(|blob| (blob, "an object URL")),
-    };
-    let (blob, how) = match received {
+    let (blob, how) = match crate::engine::inference::web::blob_from_url_noting(&url).await {
         Ok(b) => b,
         Err(e) => {
             // Removed meanwhile (the page revoked the URL): nothing to say.

@@ -155,19 +155,19 @@ impl Workspace {
         helper_qrels: Option<FileId>,
     ) -> Option<SplitPlan> {
         let (qrels, _, _) = self.qrels.as_ref()?;
+        let last_measures = self.last_measures();
         let ready = size >= SPLIT_MIN_BYTES
             && helper_qrels == Some(*qrels)
             && self.tail.is_none()
             && self.utilities.is_none()
             && self.erag.is_none()
-            && !self.last_measures.is_empty()
-            && !self
-                .last_measures
+            && !last_measures.is_empty()
+            && !last_measures
                 .iter()
                 .any(|m| m.needs_utilities() || m.needs_erag_outcomes());
         (ready && matches!(detect_kind(head), Detected::Known(FileKind::Run))).then(|| SplitPlan {
             qrels: *qrels,
-            measures: self.last_measures.iter().map(Measure::to_string).collect(),
+            measures: last_measures.iter().map(Measure::to_string).collect(),
         })
     }
 

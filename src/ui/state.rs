@@ -154,15 +154,15 @@ impl AppState {
 
     /// What an evaluation asked for now is of: the loaded files and the choices.
     pub fn evaluation_of(&self) -> crate::protocol::ReportOf {
+        let mut files: Vec<FileId> = self
+            .files
+            .iter()
+            .filter(|f| matches!(f.status, FileStatus::Loaded { .. }))
+            .map(|f| f.id)
+            .collect();
+        files.sort_unstable();
         crate::protocol::ReportOf {
-            files: self
-                .files
-                .iter()
-                .filter(|f| matches!(f.status, FileStatus::Loaded { .. }))
-                .map(|f| f.id)
-                .collect::<std::collections::BTreeSet<_>>()
-                .into_iter()
-                .collect(),
+            files,
             measures: self.measures.clone(),
             baseline: self.baseline,
             test: self.test,

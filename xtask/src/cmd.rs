@@ -103,15 +103,9 @@ pub fn venv(venv: &Path, requirements: &Path) -> Result<PathBuf> {
         return Ok(venv.join("bin/python"));
     };
     let wheel = llama_wheel(&pip, &version)?;
-    // a venv that holds pip's own build (made before this wheel was) gets the wheel
+    // the wheel first, over pip's own build where an older venv holds one
     let marker = venv.join(".llama-cpp-python-no-amx");
-    let installed = Command::new(&pip)
-        .args(["show", "-q", "llama-cpp-python"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if installed && !marker.exists() {
+    if !marker.exists() {
         run(Command::new(&pip)
             .args(["install", "-q", "--disable-pip-version-check"])
             .args(["--force-reinstall", "--no-deps"])

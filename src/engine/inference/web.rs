@@ -66,15 +66,24 @@ pub(super) fn now_seconds() -> f64 {
 /// copied), or the one behind an object URL made by the page (same origin; Chromium copies the
 /// whole file into a new Blob to answer the fetch).
 pub(crate) async fn blob_from_url(url: &str) -> Result<web_sys::Blob, String> {
+    Ok(blob_from_url_noting(url).await?.0)
+}
+
+/// [`blob_from_url`], and how the Blob came (for a load's timings): posted at once or asked
+/// for on a channel (src/blob_channel.rs), or an object URL.
+pub(crate) async fn blob_from_url_noting(
+    url: &str,
+) -> Result<(web_sys::Blob, &'static str), String> {
     if let Some(channel) = url.strip_prefix(crate::blob_channel::PREFIX) {
         return crate::blob_channel::receive(channel).await;
     }
     let global: JsValue = js_sys::global().into();
     let response = call_await(&global, "fetch", &[url.into()]).await?;
-    call_await(&response, "blob", &[])
+    let blob = call_await(&response, "blob", &[])
         .await?
         .dyn_into()
-        .map_err(|_| "the picked file did not come back as a Blob".to_string())
+        .map_err(|_| "the picked file did not come back as a Blob".to_string())?;
+    Ok((blob, "an object URL"))
 }
 
 /// WebGPU as this worker sees it: adapter info, limits, shader-f16.
