@@ -18,7 +18,7 @@ use ragscope_eval::rag::utilities_tsv::{self, Utilities};
 use ragscope_eval::rag::{classic, Convention, UdcgParams};
 use ragscope_eval::stats::paired::{paired_t, randomization};
 use ragscope_eval::stats::{holm, Alternative};
-use ragscope_eval::{EvalOptions, Measure, Results, ScoredKeptParse};
+use ragscope_eval::{EvalOptions, Measure, Results};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -71,8 +71,9 @@ enum Loader {
     /// Waiting for enough bytes to tell the format.
     Detecting(Vec<u8>),
     Run(RunParser),
-    /// The first part of a run read in two places, scored as it is parsed (split_run.rs).
-    ScoredRun(Box<ScoredKeptParse>),
+    /// The first part of a run read in two places, scored as it is parsed and not kept
+    /// (split_run.rs).
+    ScoredPart(Box<split_run::PartScorer>),
     Qrels(QrelsParser),
     Text(FileKind, Vec<u8>),
 }
@@ -245,24 +246,29 @@ impl Workspace {
                 head.extend_from_slice(chunk);
                 if head.len() >= DETECT_BYTES {
                     let head = std::mem::take(head);
-                    start_loader(&loading.name, loading.size, head).map(|l| {
-                        loading.loader = match (l, &loading.score_with, &self.qrels) {
-                            (Loader::Run(parser), Some((measures, opts)), Some((_, _, qrels))) => {
-                                Loader::ScoredRun(Box::new(ScoredKeptParse::new(
-                                    parser, qrels, measures, opts,
-                                )))
-                            }
-                            (other, _, _) => other,
+                    let score = loading.score_with.as_ref().zip(self.qrels.as_ref());
+                    match score {
+                        Some(((measures, opts), (_, _, qrels)))
+                            if matches!(detect_kind(&head), Detected::Known(FileKind::Run)) =>
+                        {
+                            let mut scorer =
+                                split_run::PartScorer::new(&loading.name, qrels, measures, opts);
+                            // a topic that came back is seen when the part is finished
+                            let fed = scorer.feed(qrels, &head).map(drop);
+                            loading.loader = Loader::ScoredPart(Box::new(scorer));
+                            fed
                         }
-                    })
+                        _ => start_loader(&loading.name, loading.size, head)
+                            .map(|l| loading.loader = l),
+                    }
                 } else {
                     Ok(())
                 }
             }
             Loader::Run(p) => p.feed(chunk).map_err(|e| e.to_string()),
-            // a topic that came back is seen when the part is scored (split_run.rs)
-            Loader::ScoredRun(p) => match &self.qrels {
-                Some((_, _, qrels)) => p.feed(qrels, chunk).map(drop).map_err(|e| e.to_string()),
+            // a topic that came back is seen when the part is finished (split_run.rs)
+            Loader::ScoredPart(p) => match &self.qrels {
+                Some((_, _, qrels)) => p.feed(qrels, chunk).map(drop),
                 None => Err(format!("{}: the qrels were removed", loading.name)),
             },
             Loader::Qrels(p) => p.feed(chunk).map_err(|e| e.to_string()),
@@ -339,24 +345,10 @@ impl Workspace {
         };
         match loader {
             Loader::Detecting(_) => Err(format!("{name}: internal: format not detected")),
-            // the split load finishes it itself (split_run.rs); here only if something else
-            // ended the load: the run is kept, its scores dropped
-            Loader::ScoredRun(p) => {
-                let qrels = &self
-                    .qrels
-                    .as_ref()
-                    .ok_or(format!("{name}: the qrels were removed"))?
-                    .2;
-                match p.finish(qrels) {
-                    Some(parsed) => {
-                        let (_, _, run) = parsed.map_err(|e| e.to_string())?;
-                        Ok(self.keep_run(id, name, run))
-                    }
-                    None => Err(format!(
-                        "{name}: its topics interleave, which this read cannot keep: load it again"
-                    )),
-                }
-            }
+            // the split load finishes it itself (split_run.rs); nothing else ends it
+            Loader::ScoredPart(_) => Err(format!(
+                "{name}: internal: a part read to be scored was ended as a whole file"
+            )),
             Loader::Qrels(p) => {
                 let qrels = p.finish().map_err(|e| e.to_string())?;
                 let summary = format!(

@@ -264,9 +264,10 @@ async fn look_at_requests(scope: &mut Scope, id: FileId, pending: &mut VecDeque<
 /// load's timings; what went wrong was sent already). `None` when the page went away.
 ///
 /// A large run, once qrels and measures are known, is read in two places: the helper worker
-/// reads and scores the part after a topic boundary near the middle while this one reads
-/// the first part (src/engine/split_run.rs, src/engine/shard.rs); this worker parses the rest
-/// later (`complete_tail`). Anything the cut cannot serve reads the whole file here.
+/// reads and scores the part after a topic boundary near the middle while this one reads and
+/// scores the first part (src/engine/split_run.rs, src/engine/shard.rs); this worker parses
+/// the whole run later (`complete_tail`). Anything the cut cannot serve reads the whole file
+/// here.
 pub async fn load(
     scope: &mut Scope,
     ws: &mut Workspace,
@@ -304,6 +305,7 @@ pub async fn load(
     }
     let answer = match split {
         Some((plan, cut, helper)) => {
+            let t_ask = wall_ms();
             let later = blob
                 .slice_with_f64(cut as f64)
                 .map(JsValue::from)
@@ -319,9 +321,23 @@ pub async fn load(
                 size,
             });
             ws.score_while_loading(id, &plan);
-            phases.push((format!("cut at byte {cut}: the helper reads the rest"), 0.0));
-            // memory for this part: the tail's comes after the report
-            let read = stream_into(scope, ws, pending, id, &name, &first, cut, &mut phases);
+            phases.push((
+                format!("cut at byte {cut}: the helper reads the rest"),
+                wall_ms() - t_ask,
+            ));
+            // scored, not kept: the memory for the run comes with its parse after the report
+            let hold = false;
+            let read = stream_into(
+                scope,
+                ws,
+                pending,
+                id,
+                &name,
+                &first,
+                cut,
+                hold,
+                &mut phases,
+            );
             if let Err(go_on) = read.await {
                 return go_on.then(Vec::new);
             }
@@ -344,7 +360,7 @@ pub async fn load(
                 phases.push((format!("  the helper: {what}"), *ms));
             }
             let outcome = first.map(|first| match first {
-                Ok(first) => ws.join_parts(id, &plan, first, cut, answer.part),
+                Ok(first) => ws.join_parts(id, &plan, first, answer.part),
                 Err(again) => again,
             });
             phases.push(("join".into(), wall_ms() - t2));
@@ -355,7 +371,18 @@ pub async fn load(
                 }
                 Some(split_run::SplitOutcome::Again(why)) => {
                     phases.push((format!("read again whole: {why}"), 0.0));
-                    let read = stream_into(scope, ws, pending, id, &name, &blob, size, &mut phases);
+                    let hold = true;
+                    let read = stream_into(
+                        scope,
+                        ws,
+                        pending,
+                        id,
+                        &name,
+                        &blob,
+                        size,
+                        hold,
+                        &mut phases,
+                    );
                     if let Err(go_on) = read.await {
                         return go_on.then(Vec::new);
                     }
@@ -370,8 +397,19 @@ pub async fn load(
                 name: name.clone(),
                 size,
             });
-            if let Err(go_on) =
-                stream_into(scope, ws, pending, id, &name, &blob, size, &mut phases).await
+            let hold = true;
+            if let Err(go_on) = stream_into(
+                scope,
+                ws,
+                pending,
+                id,
+                &name,
+                &blob,
+                size,
+                hold,
+                &mut phases,
+            )
+            .await
             {
                 return go_on.then(Vec::new);
             }
@@ -397,6 +435,15 @@ pub async fn load(
     Some(answer.into_iter().chain([timings]).collect())
 }
 
+/// About what a parsed run or qrels of `size` bytes needs (natively its peak is 1.2–1.9× the
+/// file), of which a stored run's arena and results take about three quarters of the file.
+fn grow_heap_for(size: u64) {
+    if size > SLICE_BYTES {
+        let bytes = (size + size / 2).min(u32::MAX as u64 / 2) as usize;
+        reserve_wasm_heap(bytes, TOUCH_MAX_BYTES.min(size as usize / 4 * 3));
+    }
+}
+
 fn finish(ws: &mut Workspace, id: FileId, phases: &mut Vec<(String, f64)>) -> Option<Response> {
     let t0 = wall_ms();
     let answer = ws.finish(id);
@@ -420,12 +467,10 @@ fn plan_split(
     }
     let head = read_sync(blob, 0, crate::detect::DETECT_BYTES as u64)?;
     let plan = ws.split_plan(size, &head, helper.qrels())?;
-    // A little past the middle: the helper starts later and answers through one more message
-    // (in the perf test it took 90 ms for its half against 84 here, both scoring). The perf
-    // flow, `ab-builds.mjs` 11 rounds each: 53 % here 0.136 s against 56 % 0.164 s, then
-    // 0.135 s against 50 % 0.140 s. A topic of a run is rarely over a megabyte of lines;
+    // The middle: both parts are scored the same way, and the two halves took 61 and 63–72 ms
+    // (`ab-builds.mjs`, 2026-11-24). A topic of a run is rarely over a megabyte of lines;
     // past 16 MiB of one the run is read here.
-    let middle = size / 100 * 53;
+    let middle = size / 2;
     let mut window = 256 << 10;
     while window <= 16 << 20 {
         let bytes = read_sync(blob, middle, middle + window)?;
@@ -449,13 +494,13 @@ fn read_sync(blob: &web_sys::Blob, from: u64, to: u64) -> Option<Vec<u8>> {
 }
 
 thread_local! {
-    /// The `Blob` of the run whose tail is still to parse (src/engine/split_run.rs).
+    /// The `Blob` of the run scored in two places, still to parse whole (src/engine/split_run.rs).
     static TAIL_BLOB: std::cell::RefCell<Option<(FileId, String, web_sys::Blob)>> =
         const { std::cell::RefCell::new(None) };
 }
 
-/// Parses the tail of the run read in two places, so the workspace holds the whole run. False
-/// when the page went away.
+/// Parses the run scored in two places whole, so the workspace holds it. False when the page
+/// went away.
 pub async fn complete_tail(scope: &mut Scope, ws: &mut Workspace) -> bool {
     let Some(tail) = ws.tail().cloned() else {
         return true;
@@ -467,26 +512,23 @@ pub async fn complete_tail(scope: &mut Scope, ws: &mut Workspace) -> bool {
     let run = if id != tail.id {
         Err("internal: another file's bytes".to_string())
     } else {
-        let part = blob
-            .slice_with_f64(tail.start as f64)
-            .map(JsValue::from)
-            .unwrap_or_default();
+        let size = blob.size() as u64;
         let mut parser = ragscope_eval::formats::RunParser::new(&name);
-        parser.expect_bytes((blob.size() as u64).saturating_sub(tail.start) as usize);
-        match crate::engine::shard::read_batches(
-            &part,
-            || (),
+        parser.expect_bytes(size as usize);
+        // the heap grown while the browser opens the file, as for any load
+        let read = crate::engine::shard::read_batches(
+            &blob,
+            || grow_heap_for(size),
             |b| parser.feed(b).map_err(|e| e.to_string()),
-        )
-        .await
-        {
+        );
+        match read.await {
             Ok(()) => parser.finish().map_err(|e| e.to_string()),
             Err(e) => Err(e),
         }
     };
     let answer = ws.complete_tail(run);
     let timings = Response::Timings(Timings {
-        what: format!("tail {name}: the part the helper read, parsed here after the report"),
+        what: format!("tail {name}: the run parsed whole here after the report"),
         start_ms,
         end_ms: wall_ms(),
         phases: vec![],
@@ -513,8 +555,9 @@ pub async fn complete_tail(scope: &mut Scope, ws: &mut Workspace) -> bool {
     true
 }
 
-/// Streams `blob` into the workspace's load of `id` (started already). `Err(go_on)` when the
-/// load ended early (an error, which was sent; a cancel; the page gone: `go_on` false).
+/// Streams `blob` into the workspace's load of `id` (started already); `hold`: the load keeps
+/// what it parses (the heap is grown for it first). `Err(go_on)` when the load ended early (an
+/// error, which was sent; a cancel; the page gone: `go_on` false).
 #[allow(clippy::too_many_arguments)]
 async fn stream_into(
     scope: &mut Scope,
@@ -524,6 +567,7 @@ async fn stream_into(
     name: &str,
     blob: &JsValue,
     size: u64,
+    hold: bool,
     phases: &mut Vec<(String, f64)>,
 ) -> Result<(), bool> {
     let failed = |error: String| Response::LoadFailed {
@@ -544,11 +588,8 @@ async fn stream_into(
     // the first chunk meanwhile (20 ms of waiting in the perf test before this).
     let mut first = Some(chunks.request());
     let opened_ms = wall_ms();
-    // About what a parsed run or qrels needs (natively its peak is 1.2–1.9× the file), of
-    // which a stored run's arena and results take about three quarters of the file.
-    if size > SLICE_BYTES {
-        let bytes = (size + size / 2).min(u32::MAX as u64 / 2) as usize;
-        reserve_wasm_heap(bytes, TOUCH_MAX_BYTES.min(size as usize / 4 * 3));
+    if hold {
+        grow_heap_for(size);
     }
     let grown_ms = wall_ms();
     let (mut read_ms, mut copy_ms, mut parse_ms, mut yield_ms) = (0.0, 0.0, 0.0, 0.0);

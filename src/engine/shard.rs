@@ -12,7 +12,7 @@
 //! the `File`, and only the (small) per-topic scores cross.
 
 use super::blob_load::{wall_ms, Batch, ByteStream};
-use super::split_run::{LaterPart, PartScorer, SplitPlan};
+use super::split_run::{PartScorer, PartScores, SplitPlan};
 use crate::protocol::FileId;
 use futures::channel::{mpsc, oneshot};
 use futures::StreamExt;
@@ -177,7 +177,7 @@ async fn score(
     let run = parser.finish().map_err(|e| e.to_string())?;
     let parsed = wall_ms();
     let results = ragscope_eval::evaluate(qrels, &run, &measures);
-    let part = LaterPart::of(&run, results);
+    let part = PartScores::of(&run, results);
     let scored = wall_ms();
     drop(run);
     let timings = [grown - start, parsed - grown, scored - parsed];
@@ -191,14 +191,14 @@ async fn score_as_parsed(
     measures: &[ragscope_eval::Measure],
     blob: &JsValue,
     start: f64,
-) -> Result<Option<(LaterPart, [f64; 3])>, String> {
+) -> Result<Option<(PartScores, [f64; 3])>, String> {
     let opts = ragscope_eval::EvalOptions::default();
-    let mut scorer = PartScorer::new(qrels, measures, &opts);
+    let mut scorer = PartScorer::new("run", qrels, measures, &opts);
     let (mut opened, mut interleaved) = (start, false);
     let fed = read_batches(
         blob,
         || opened = wall_ms(),
-        |b| match scorer.feed(b)? {
+        |b| match scorer.feed(qrels, b)? {
             true => Ok(()),
             false => {
                 interleaved = true;
@@ -212,7 +212,7 @@ async fn score_as_parsed(
     }
     fed?;
     let parsed = wall_ms();
-    let part = scorer.finish()?;
+    let part = scorer.finish(qrels)?;
     let timings = [opened - start, parsed - opened, wall_ms() - parsed];
     Ok(Some((part, timings)))
 }
@@ -226,7 +226,7 @@ fn strings(items: &[String]) -> JsValue {
 }
 
 /// `grown`: the bytes of wasm memory the job added.
-fn to_js(part: &LaterPart, timings: &[f64], grown: f64) -> JsValue {
+fn to_js(part: &PartScores, timings: &[f64], grown: f64) -> JsValue {
     let values: js_sys::Array = part
         .values
         .iter()
@@ -250,13 +250,13 @@ fn to_js(part: &LaterPart, timings: &[f64], grown: f64) -> JsValue {
 
 /// The helper's answer as the evaluation worker reads it.
 pub struct Answer {
-    pub part: Result<LaterPart, String>,
+    pub part: Result<PartScores, String>,
     /// Milliseconds the helper spent opening and growing its memory (while the browser opens
     /// the file), reading and parsing, and scoring.
     pub timings: Vec<f64>,
 }
 
-fn from_js(v: &JsValue) -> Result<(LaterPart, Vec<f64>, f64), String> {
+fn from_js(v: &JsValue) -> Result<(PartScores, Vec<f64>, f64), String> {
     let a: &js_sys::Array = v.dyn_ref().ok_or("not an array")?;
     let strings = |v: JsValue| -> Vec<String> {
         js_sys::Array::from(&v)
@@ -273,7 +273,7 @@ fn from_js(v: &JsValue) -> Result<(LaterPart, Vec<f64>, f64), String> {
         .iter()
         .map(floats)
         .collect::<Result<Vec<_>, _>>()?;
-    let part = LaterPart {
+    let part = PartScores {
         qids: strings(a.get(0)),
         num_results: a.get(1).as_f64().ok_or("no count")? as usize,
         run_id: a.get(2).as_string().ok_or("no run id")?,
@@ -417,7 +417,7 @@ impl Helper {
         part: &JsValue,
         size: u64,
         plan: &SplitPlan,
-    ) -> impl std::future::Future<Output = Result<(LaterPart, Vec<f64>, f64), String>> {
+    ) -> impl std::future::Future<Output = Result<(PartScores, Vec<f64>, f64), String>> {
         let job = self.next_job.get();
         self.next_job.set(job.wrapping_add(1));
         let (tx, rx) = oneshot::channel();

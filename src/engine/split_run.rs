@@ -1,9 +1,18 @@
 //! A large run read in two places at once: this worker parses and scores the first part of
 //! the file while a helper worker (src/engine/shard.rs) parses and scores the rest, cut at a
-//! topic boundary (`ragscope_eval::formats::topic_boundary`). The page then gets the run's
-//! numbers after about half the work; this worker parses the rest itself afterwards (the
-//! reactor does it right after the report, src/agent.rs), so every other request sees the
-//! whole run, exactly as one parse of the file gives it (`Run::append_disjoint`).
+//! topic boundary (`ragscope_eval::formats::topic_boundary`). Both score topic by topic as the
+//! parser hands them out and keep nothing but the scores ([`PartScorer`]), so the page gets
+//! the run's numbers after about half the work, and neither grows its memory for the run
+//! first. This worker then parses the whole file itself (the reactor does it right after the
+//! report, src/agent.rs), so every other request sees the whole run, exactly as one parse of
+//! the file gives it; until then the workspace holds the run's scores and an empty run.
+//!
+//! Why the first part is not kept as it is read (as it was before 2026-11-24): keeping it
+//! made this worker grow and write its memory first and write every result into it, and its
+//! half took longer than the helper's. The perf test's flow (`node tests/browser/ab-builds.mjs
+//! 11`, alternating, medians): the change event to the row 0.099 s (the first part kept, cut
+//! at 45 %) against 0.090 s (scored only, cut at 50 %); the run is whole in the worker 20 ms
+//! later than before (163 against 143 ms).
 //!
 //! Only where nothing but the qrels decides the scores (no utilities, no eRAG outcomes), with
 //! the measures of the last evaluation, and only when the two parts share no topic and both
@@ -35,13 +44,14 @@ pub struct SplitPlan {
     pub measures: Vec<String>,
 }
 
-/// The helper's answer for the later part: its topics and its scores.
+/// A part's topics and scores: the helper's answer for the later part, and this worker's own
+/// for the first.
 #[derive(Clone, Debug, PartialEq)]
-pub struct LaterPart {
+pub struct PartScores {
     /// Every topic of the part (judged or not), in `strcmp` order.
     pub qids: Vec<String>,
     pub num_results: usize,
-    /// The tag of the part's last result line.
+    /// The tag of the part's last result line (the run's, for the later part).
     pub run_id: String,
     /// Scored topics, in `strcmp` order, and `values[m][t]`, as `Results` has them.
     pub topics: Vec<String>,
@@ -49,10 +59,10 @@ pub struct LaterPart {
     pub unjudged: Vec<usize>,
 }
 
-impl LaterPart {
+impl PartScores {
     /// What the helper sends back for a parsed part and its scores.
-    pub fn of(run: &Run, results: Results) -> LaterPart {
-        LaterPart {
+    pub fn of(run: &Run, results: Results) -> PartScores {
+        PartScores {
             qids: run.topics().iter().map(|t| t.qid().to_string()).collect(),
             num_results: run.num_results(),
             run_id: run.run_id().to_string(),
@@ -61,48 +71,71 @@ impl LaterPart {
             unjudged: results.unjudged,
         }
     }
+
+    /// Its scores, as `Results` with `measures` (those it was scored with).
+    fn into_results(self, measures: Vec<Measure>) -> Results {
+        Results {
+            run: self.run_id,
+            measures,
+            topics: self.topics,
+            values: self.values,
+            unjudged: self.unjudged,
+        }
+    }
 }
 
-/// The helper's work on its part: parsed and scored topic by topic as the parser hands them
-/// out ([`ScoredParse`], as the CLI and the JS package score a run), so it holds a few topics
-/// instead of the part, writes no heap ahead, and scores each topic while its results are in
-/// the cache. A part whose topics interleave (one comes back after it was scored) must be
-/// parsed whole instead ([`LaterPart::of`]).
-pub struct PartScorer<'a> {
-    scored: ScoredParse<'a>,
+/// A part's work, in the helper and in this worker: parsed and scored topic by topic as the
+/// parser hands them out ([`ScoredParse`], as the CLI and the JS package score a run), so it
+/// holds a few topics instead of the part, writes no heap ahead, and scores each topic while
+/// its results are in the cache. A part whose topics interleave (one comes back after it was
+/// scored) must be parsed whole instead ([`PartScores::of`]). It borrows nothing: `qrels` at
+/// each call are the ones given to [`new`](Self::new).
+pub struct PartScorer {
+    scored: ScoredParse,
     /// The handed-out topics' qids, and their results.
     qids: Vec<String>,
     num_results: usize,
+    came_back: bool,
 }
 
-impl<'a> PartScorer<'a> {
-    pub fn new(qrels: &'a Qrels, measures: &'a [Measure], opts: &'a EvalOptions) -> Self {
+impl PartScorer {
+    pub fn new(name: &str, qrels: &Qrels, measures: &[Measure], opts: &EvalOptions) -> Self {
         PartScorer {
-            scored: ScoredParse::new("run", qrels, measures, opts, 1 << 20),
+            scored: ScoredParse::new(name, qrels, measures, opts, 1 << 20),
             qids: Vec::new(),
             num_results: 0,
+            came_back: false,
         }
     }
 
     /// The next bytes of the part. False once a topic came back after it was scored: the
-    /// part must then be parsed whole.
-    pub fn feed(&mut self, bytes: &[u8]) -> Result<bool, String> {
+    /// part must then be parsed whole, and what comes after is not read.
+    pub fn feed(&mut self, qrels: &Qrels, bytes: &[u8]) -> Result<bool, String> {
+        if self.came_back {
+            return Ok(false);
+        }
         let (qids, num_results) = (&mut self.qids, &mut self.num_results);
-        self.scored
-            .feed(bytes, |part| {
+        let fed = self
+            .scored
+            .feed(qrels, bytes, |part| {
                 qids.extend(part.topics().iter().map(|t| t.qid().to_string()));
                 *num_results += part.num_results();
             })
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        self.came_back = !fed;
+        Ok(fed)
     }
 
-    /// The part's topics and scores, as [`LaterPart::of`] gives them for the part parsed whole.
-    pub fn finish(self) -> Result<LaterPart, String> {
-        let (results, _, rest) = self.scored.finish().map_err(|e| e.to_string())?;
+    /// The part's topics and scores, as [`PartScores::of`] gives them for the part parsed whole.
+    pub fn finish(self, qrels: &Qrels) -> Result<PartScores, String> {
+        if self.came_back {
+            return Err("a topic of the part comes back later in it".into());
+        }
+        let (results, _, rest) = self.scored.finish(qrels).map_err(|e| e.to_string())?;
         let mut qids = self.qids;
         qids.extend(rest.topics().iter().map(|t| t.qid().to_string()));
         qids.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
-        Ok(LaterPart {
+        Ok(PartScores {
             qids,
             num_results: self.num_results + rest.num_results(),
             run_id: rest.run_id().to_string(),
@@ -113,23 +146,18 @@ impl<'a> PartScorer<'a> {
     }
 }
 
-/// The later part of a run this worker has not parsed yet: it starts at byte `start` of the
-/// file, after `lines_before` lines.
+/// The run this worker has still to parse whole, having scored it in two parts.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tail {
     pub id: FileId,
-    pub start: u64,
-    pub lines_before: u64,
 }
 
-/// The first part of a run read in two places, parsed and scored.
+/// The first part of a run read in two places, scored.
 #[derive(Debug)]
 pub struct FirstPart {
     name: String,
     size: u64,
-    run: Run,
-    lines_before: u64,
-    results: Results,
+    part: PartScores,
 }
 
 fn plan_measures(plan: &SplitPlan) -> Option<Vec<Measure>> {
@@ -193,50 +221,39 @@ impl Workspace {
         let Loading {
             name, size, loader, ..
         } = self.loading.remove(&id)?;
-        // a first part shorter than the detection's head is still waiting there
-        let loader = match loader {
-            Loader::Detecting(head) => super::start_loader(&name, size, head),
-            other => Ok(other),
-        };
         let qrels = match &self.qrels {
             Some((qrels_id, _, qrels)) if *qrels_id == plan.qrels => Ok(qrels),
             _ => Err("the qrels were removed".to_string()),
         };
         let scored = match loader {
-            Ok(Loader::ScoredRun(parser)) => qrels.and_then(|qrels| {
-                let lines_before = parser.lines_seen();
-                match parser.finish(qrels) {
-                    Some(Ok((results, _, run))) => Ok((run, lines_before, results)),
-                    Some(Err(e)) => Err(format!("the first part: {e}")),
-                    None => Err("a topic of the first part comes back later in it".to_string()),
+            Loader::ScoredPart(scorer) => qrels
+                .and_then(|qrels| scorer.finish(qrels))
+                .map_err(|e| format!("the first part: {e}")),
+            // a first part shorter than the detection's head is still waiting there; one
+            // whose measures were set late was read as a plain run
+            Loader::Detecting(_) | Loader::Run(_) => {
+                let parsed = match loader {
+                    Loader::Detecting(head) => super::start_loader(&name, size, head),
+                    other => Ok(other),
+                };
+                match parsed {
+                    Ok(Loader::Run(parser)) => parser
+                        .finish()
+                        .map_err(|e| format!("the first part: {e}"))
+                        .and_then(|run| {
+                            let measures = plan_measures(plan).ok_or("the measures changed")?;
+                            let opts = self.eval_options();
+                            let results =
+                                ragscope_eval::evaluate_with(qrels?, &run, &measures, &opts);
+                            Ok(PartScores::of(&run, results))
+                        }),
+                    _ => Err("not read as a run".to_string()),
                 }
-            }),
-            Ok(Loader::Run(parser)) => {
-                let lines_before = parser.lines_seen();
-                parser
-                    .finish()
-                    .map_err(|e| format!("the first part: {e}"))
-                    .and_then(|run| {
-                        let measures = plan_measures(plan).ok_or("the measures changed")?;
-                        let results = ragscope_eval::evaluate_with(
-                            qrels?,
-                            &run,
-                            &measures,
-                            &self.eval_options(),
-                        );
-                        Ok((run, lines_before, results))
-                    })
             }
             _ => Err("not read as a run".to_string()),
         };
         Some(match scored {
-            Ok((run, lines_before, results)) => Ok(FirstPart {
-                name,
-                size,
-                run,
-                lines_before,
-                results,
-            }),
+            Ok(part) => Ok(FirstPart { name, size, part }),
             Err(why) => Err(self.start_over(id, name, size, why)),
         })
     }
@@ -247,64 +264,49 @@ impl Workspace {
         SplitOutcome::Again(why)
     }
 
-    /// The first part, scored, and the helper's answer for the part from byte `start` on
-    /// (`later`, or why it could not): keeps the run's first part and the whole run's scores
-    /// (for the next evaluation with `plan`'s measures), or starts the load over.
+    /// The first part, scored, and the helper's answer for the rest (`later`, or why it
+    /// could not): keeps the whole run's scores (for the next evaluation with `plan`'s
+    /// measures) and the run to parse whole (the tail), or starts the load over.
     pub fn join_parts(
         &mut self,
         id: FileId,
         plan: &SplitPlan,
         first: FirstPart,
-        start: u64,
-        later: Result<LaterPart, String>,
+        later: Result<PartScores, String>,
     ) -> SplitOutcome {
-        let FirstPart {
-            name,
-            size,
-            run,
-            lines_before,
-            results,
-        } = first;
+        let FirstPart { name, size, part } = first;
         let later = match later {
             Ok(l) => l,
             Err(why) => return self.start_over(id, name, size, format!("the helper: {why}")),
         };
-        if shares_a_topic(&run, &later.qids) {
+        if shares_a_topic(&part.qids, &later.qids) {
             let why = "a topic on both sides of the cut".to_string();
             return self.start_over(id, name, size, why);
         }
-        // the first part was scored with the plan's measures: its results carry them
+        let measures = plan_measures(plan).unwrap_or_default();
         let key = self
-            .score_key(&results.measures)
+            .score_key(&measures)
             .filter(|k| k.qrels == plan.qrels && k.utilities.is_none() && k.erag.is_none());
         let Some(key) = key else {
             let why = "the qrels changed".to_string();
             return self.start_over(id, name, size, why);
         };
-        let theirs = Results {
-            run: later.run_id,
-            measures: results.measures.clone(),
-            topics: later.topics,
-            values: later.values,
-            unjudged: later.unjudged,
-        };
-        let Ok(results) = results.join_disjoint(theirs) else {
+        let summary = format!(
+            "{} topics, {} results",
+            part.qids.len() + later.qids.len(),
+            part.num_results + later.num_results
+        );
+        let joined = part
+            .into_results(measures.clone())
+            .join_disjoint(later.into_results(measures));
+        let Ok(results) = joined else {
             let why = "the scores do not join".to_string();
             return self.start_over(id, name, size, why);
         };
-        let summary = format!(
-            "{} topics, {} results",
-            run.topics().len() + later.qids.len(),
-            run.num_results() + later.num_results
-        );
         self.scores.insert(id, (key, Arc::new(results)));
         let at = self.runs.partition_point(|(r, _, _)| *r < id);
-        self.runs.insert(at, (id, name.clone(), run));
-        self.tail = Some(Tail {
-            id,
-            start,
-            lines_before,
-        });
+        self.runs.insert(at, (id, name.clone(), Run::empty(&name)));
+        self.tail = Some(Tail { id });
         SplitOutcome::Kept(Response::Loaded {
             id,
             name,
@@ -318,11 +320,10 @@ impl Workspace {
         &mut self,
         id: FileId,
         plan: &SplitPlan,
-        start: u64,
-        later: Result<LaterPart, String>,
+        later: Result<PartScores, String>,
     ) -> Option<SplitOutcome> {
         Some(match self.score_first_part(id, plan)? {
-            Ok(first) => self.join_parts(id, plan, first, start, later),
+            Ok(first) => self.join_parts(id, plan, first, later),
             Err(again) => again,
         })
     }
@@ -359,21 +360,16 @@ impl Workspace {
                 .all(|(id, _, _)| self.scores.get(id).map(|(k, _)| k) == key.as_ref())
     }
 
-    /// The tail parsed (or why not): the run is whole from now on. A tail that no longer
-    /// joins (the file changed since it was first read) drops the run: `LoadFailed`.
+    /// The run parsed whole (or why not): the workspace holds it from now on. A run that can
+    /// no longer be read (the file changed since it was scored) is dropped: `LoadFailed`.
     pub fn complete_tail(&mut self, tail: Result<Run, String>) -> Option<Response> {
-        let Tail {
-            id, lines_before, ..
-        } = self.tail.take()?;
+        let Tail { id } = self.tail.take()?;
         let at = self.runs.iter().position(|(r, _, _)| *r == id)?;
-        let joined = tail.and_then(|later| {
-            self.runs[at]
-                .2
-                .append_disjoint(later, lines_before)
-                .map_err(|_| "a topic on both sides of the cut".to_string())
-        });
-        match joined {
-            Ok(()) => None,
+        match tail {
+            Ok(run) => {
+                self.runs[at].2 = run;
+                None
+            }
             Err(why) => {
                 let (_, name, _) = self.runs.remove(at);
                 self.scores.remove(&id);
@@ -389,11 +385,11 @@ impl Workspace {
     }
 }
 
-/// Whether `run` has a topic of `qids` (both in `strcmp` order).
-fn shares_a_topic(run: &Run, qids: &[String]) -> bool {
-    let (mut a, mut b) = (run.topics().iter().peekable(), qids.iter().peekable());
+/// Whether two lists of qids (both in `strcmp` order) share one.
+fn shares_a_topic(a: &[String], b: &[String]) -> bool {
+    let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
     while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-        match x.qid().as_bytes().cmp(y.as_bytes()) {
+        match x.as_bytes().cmp(y.as_bytes()) {
             std::cmp::Ordering::Less => {
                 a.next();
             }

@@ -2,7 +2,7 @@
 //! page must see exactly what one parse of the whole file gives, before and after the tail is
 //! parsed, and every case the cut cannot serve must start the load over.
 
-use super::split_run::{LaterPart, PartScorer, SplitOutcome, SPLIT_MIN_BYTES};
+use super::split_run::{PartScorer, PartScores, SplitOutcome, SPLIT_MIN_BYTES};
 use super::Workspace;
 use crate::detect::DETECT_BYTES;
 use crate::protocol::{EvalRequest, Request, Response, SigTest};
@@ -67,13 +67,13 @@ fn with_qrels(measures: &[&str]) -> Workspace {
 }
 
 /// What the helper does with the part from `cut` on (src/engine/shard.rs).
-fn helper(run: &[u8], cut: usize, measures: &[String]) -> Result<LaterPart, String> {
+fn helper(run: &[u8], cut: usize, measures: &[String]) -> Result<PartScores, String> {
     let qrels = parse_qrels("qrels.test", &data("qrels.test")).map_err(|e| e.to_string())?;
     let later = parse_run("results.test", &run[cut..]).map_err(|e| e.to_string())?;
     let measures: Vec<ragscope_eval::Measure> =
         measures.iter().map(|m| m.parse().unwrap()).collect();
     let results = ragscope_eval::evaluate(&qrels, &later, &measures);
-    Ok(LaterPart::of(&later, results))
+    Ok(PartScores::of(&later, results))
 }
 
 /// The run's first part fed to `ws` and the helper's answer for the rest: what the load says.
@@ -106,7 +106,7 @@ fn load_split_scoring(ws: &mut Workspace, run: &[u8], cut: usize, as_parsed: boo
         );
     }
     let later = helper(run, cut, &plan.measures);
-    ws.finish_split(RUN, &plan, cut as u64, later)
+    ws.finish_split(RUN, &plan, later)
         .expect("the load was under way")
 }
 
@@ -162,8 +162,8 @@ fn the_page_sees_the_whole_runs_numbers(as_parsed: bool) {
         panic!("the cut serves a run written topic by topic")
     };
     assert_eq!(loaded, expected_loaded, "the summary counts both parts");
-    let tail = ws.tail().expect("the tail is left to parse").clone();
-    assert_eq!((tail.id, tail.start), (RUN, cut as u64));
+    let tail = ws.tail().expect("the run is left to parse whole").clone();
+    assert_eq!(tail.id, RUN);
     // the page's evaluation after `Loaded` is answered from the kept scores
     assert!(ws.answers_without_tail(&evaluate_request(&MEASURES)));
     assert!(!ws.answers_without_tail(&evaluate_request(&["MAP"])));
@@ -179,8 +179,8 @@ fn the_page_sees_the_whole_runs_numbers(as_parsed: bool) {
     assert_eq!(rows, expected_rows);
     assert!(out.len() >= 2, "progress, then the report");
 
-    let later = parse_run("results.test", &run[cut..]).map_err(|e| e.to_string());
-    assert_eq!(ws.complete_tail(later), None);
+    let parsed = parse_run("results.test", &run).map_err(|e| e.to_string());
+    assert_eq!(ws.complete_tail(parsed), None);
     assert!(ws.tail().is_none());
     // the run itself as one parse gives it: docnos, scores, line numbers, the last tag
     assert!(ws.runs == expected_ws.runs, "not the run one parse gives");
@@ -289,7 +289,7 @@ fn a_bad_later_part_or_a_failed_helper_starts_the_load_over() {
         id: RUN,
         bytes: run[..cut].to_vec(),
     });
-    let outcome = ws.finish_split(RUN, &plan, cut as u64, Err("no qrels 1".into()));
+    let outcome = ws.finish_split(RUN, &plan, Err("no qrels 1".into()));
     assert!(
         matches!(outcome, Some(SplitOutcome::Again(_))),
         "{outcome:?}"
@@ -298,19 +298,18 @@ fn a_bad_later_part_or_a_failed_helper_starts_the_load_over() {
 }
 
 #[test]
-fn a_tail_that_no_longer_joins_drops_the_run_and_keeps_the_rest() {
+fn a_run_that_no_longer_reads_drops_it_and_keeps_the_rest() {
     let run = data("results.test");
     let cut = run.len() / 2 + topic_boundary(&run[run.len() / 2..]).expect("a later topic");
     let qrels_only = evaluate(&mut with_qrels(&MEASURES), &MEASURES).0;
-    // the tail read again later is unreadable (the file changed on disk: Chromium refuses to
-    // read a picked file whose modification time moved), or now holds a topic of the first part
-    let first_part = String::from_utf8(run[..cut].to_vec()).unwrap();
-    let first_line = first_part.lines().next().unwrap();
-    let changed =
-        parse_run("results.test", format!("{first_line}\n").as_bytes()).map_err(|e| e.to_string());
+    // the run read again whole is unreadable (the file changed on disk: Chromium refuses to
+    // read a picked file whose modification time moved), or no longer parses
+    let changed = parse_run("results.test", b"301 Q0 doc 1 high STANDARD\n");
+    let changed = changed.map_err(|e| e.to_string());
+    let bad_score = changed.clone().expect_err("a bad score");
     for (tail, why) in [
         (Err("NotReadableError".to_string()), "NotReadableError"),
-        (changed, "both sides"),
+        (changed, bad_score.as_str()),
     ] {
         let mut ws = with_qrels(&MEASURES);
         let SplitOutcome::Kept(_) = load_split(&mut ws, &run, cut) else {
@@ -353,32 +352,37 @@ fn the_helper_scoring_topic_by_topic_answers_what_a_whole_parse_does() {
         (&reordered[..], 1000),
     ] {
         let whole = parse_run("run", part).unwrap();
-        let expected = LaterPart::of(&whole, ragscope_eval::evaluate(&qrels, &whole, &measures));
-        let mut scorer = PartScorer::new(&qrels, &measures, &opts);
+        let expected = PartScores::of(&whole, ragscope_eval::evaluate(&qrels, &whole, &measures));
+        let mut scorer = PartScorer::new("run", &qrels, &measures, &opts);
         for bytes in part.chunks(slice) {
-            assert_eq!(scorer.feed(bytes), Ok(true));
+            assert_eq!(scorer.feed(&qrels, bytes), Ok(true));
         }
-        assert_eq!(scorer.finish(), Ok(expected), "slices of {slice}");
+        assert_eq!(scorer.finish(&qrels), Ok(expected), "slices of {slice}");
     }
     // a topic that comes back after it was scored: parsed whole instead
     let text = String::from_utf8(run.clone()).unwrap();
     let (first, rest) = text.split_once('\n').unwrap();
     let comeback = format!("{rest}{first}\n");
-    let mut scorer = PartScorer::new(&qrels, &measures, &opts);
+    let mut scorer = PartScorer::new("run", &qrels, &measures, &opts);
     let fed: Vec<bool> = comeback
         .as_bytes()
         .chunks(512)
-        .map(|b| scorer.feed(b).unwrap())
+        .map(|b| scorer.feed(&qrels, b).unwrap())
         .collect();
     assert!(fed.contains(&false), "the comeback is seen");
+    assert!(!fed.ends_with(&[false, true]), "nothing is read after it");
+    let refused = scorer
+        .finish(&qrels)
+        .expect_err("a part whose topic came back");
+    assert!(refused.contains("comes back"), "{refused}");
     // a bad line: the parser's own error, with its line in the part
-    let mut scorer = PartScorer::new(&qrels, &measures, &opts);
+    let mut scorer = PartScorer::new("run", &qrels, &measures, &opts);
     let bad = format!("{first}\n303 Q0 doc 1 high STANDARD\n");
     let expected = parse_run("run", bad.as_bytes()).unwrap_err().to_string();
     assert_eq!(
         scorer
-            .feed(bad.as_bytes())
-            .and_then(|_| scorer.finish().map(|_| true)),
+            .feed(&qrels, bad.as_bytes())
+            .and_then(|_| scorer.finish(&qrels).map(|_| true)),
         Err(expected)
     );
 }
@@ -417,12 +421,12 @@ fn no_split_without_qrels_shared_or_with_utilities_or_for_small_files() {
     );
 }
 
-/// A load scored as it is parsed that ends the ordinary way (`LoadEnd`: nothing in the app
-/// does this, but nothing stops it) keeps the run as one parse gives it.
+/// A part scored as it is parsed is not kept, so a load of one that ends the ordinary way
+/// (`LoadEnd`: nothing in the app does this, but nothing stops it) fails with a clear reason
+/// and keeps no run.
 #[test]
-fn a_scored_load_ended_the_ordinary_way_keeps_the_run() {
+fn a_scored_part_ended_the_ordinary_way_fails_clearly() {
     let run = data("results.test");
-    let (mut expected_ws, expected_loaded, expected_rows) = whole(&run, &MEASURES);
     let mut ws = with_qrels(&MEASURES);
     let plan = ws
         .split_plan(SPLIT_MIN_BYTES, head(&run), Some(QRELS))
@@ -439,12 +443,12 @@ fn a_scored_load_ended_the_ordinary_way_keeps_the_run() {
             bytes: chunk.to_vec(),
         });
     }
-    let loaded = ws.handle(Request::LoadEnd { id: RUN }).remove(0);
-    assert_eq!(loaded, expected_loaded);
-    assert!(ws.runs == expected_ws.runs, "not the run one parse gives");
-    assert_eq!(evaluate(&mut ws, &MEASURES).0, expected_rows);
-    assert_eq!(
-        evaluate(&mut ws, &["bpref"]).0,
-        evaluate(&mut expected_ws, &["bpref"]).0
-    );
+    match ws.handle(Request::LoadEnd { id: RUN }).remove(0) {
+        Response::LoadFailed { id, error, .. } => {
+            assert_eq!(id, RUN);
+            assert!(error.contains("a part read to be scored"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(ws.runs.iter().all(|(id, _, _)| *id != RUN) && ws.tail().is_none());
 }

@@ -66,17 +66,17 @@ pub fn warm_up() -> usize {
 }
 
 /// The run parsed in slices and scored topic by topic as it is handed out, as the helper
-/// does ([`PartScorer`](super::split_run::PartScorer)); topics scored.
+/// and the worker do with a run read in two places ([`PartScorer`](super::split_run::PartScorer)); topics scored.
 fn score_as_parsed(qrels: &ragscope_eval::Qrels, run: &[u8], measures: &[Measure]) -> usize {
     let opts = ragscope_eval::EvalOptions::default();
-    let mut scorer = super::split_run::PartScorer::new(qrels, measures, &opts);
+    let mut scorer = super::split_run::PartScorer::new("warm-up.run", qrels, measures, &opts);
     if run
         .chunks(64 << 10)
-        .any(|slice| scorer.feed(slice) != Ok(true))
+        .any(|slice| scorer.feed(qrels, slice) != Ok(true))
     {
         return 0;
     }
-    scorer.finish().map_or(0, |part| part.topics.len())
+    scorer.finish(qrels).map_or(0, |part| part.topics.len())
 }
 
 #[cfg(test)]

@@ -102,7 +102,7 @@ export async function loadInFreshPage(browser, origin, qrels, run, justBefore = 
     .then((h) => h.jsonValue(), () => null);
   const change = await page.evaluate(() => window.perfMarks.change);
   const tailLine = tail
-    ? `${(tail.end_ms - change).toFixed(0)}: the whole run in the worker (after the row, it parsed the helper's part itself in ${(tail.end_ms - tail.start_ms).toFixed(0)} ms)`
+    ? `${(tail.end_ms - change).toFixed(0)}: the whole run in the worker (after the row, it parsed the run whole in ${(tail.end_ms - tail.start_ms).toFixed(0)} ms)`
     : '(read in one place: no tail to parse)';
-  return { page, inPage, browserSeconds, long, breakdown: [...breakdown, tailLine], shown };
+  return { page, inPage, browserSeconds, long, breakdown: [...breakdown, tailLine], shown, consoleLines };
 }

@@ -545,18 +545,19 @@ impl EvaluationInParts {
 /// A run parsed and scored on this thread at once: each batch of topics the parser hands out
 /// ([`RunParser::feed_and_score`]) is scored ([`EvaluationInParts`]) and its memory reused, so
 /// a run written topic by topic is never held whole. What the JS package's `evaluate()` and the
-/// app's helper worker do; natively `read_and_evaluate` does it on one or two threads.
-pub struct ScoredParse<'a> {
-    qrels: &'a Qrels,
+/// app's workers do; natively `read_and_evaluate` does it on one or two threads. It borrows
+/// nothing, so it can be kept beside the qrels: `qrels` at each call are the ones given to
+/// [`new`](Self::new).
+pub struct ScoredParse {
     parts: EvaluationInParts,
     parser: RunParser,
 }
 
-impl<'a> ScoredParse<'a> {
+impl ScoredParse {
     /// `expect_bytes`: about how much is fed at a time (sizes the parser's first storage).
     pub fn new(
         name: &str,
-        qrels: &'a Qrels,
+        qrels: &Qrels,
         measures: &[Measure],
         opts: &EvalOptions,
         expect_bytes: usize,
@@ -564,7 +565,6 @@ impl<'a> ScoredParse<'a> {
         let mut parser = RunParser::new(name);
         parser.expect_bytes(expect_bytes);
         ScoredParse {
-            qrels,
             parts: EvaluationInParts::new(qrels, measures, opts),
             parser,
         }
@@ -572,9 +572,14 @@ impl<'a> ScoredParse<'a> {
 
     /// The next bytes of the run; `seen` is shown each batch before it is scored. `Ok(false)`
     /// once a handed-out topic came back (the run's topics interleave): nothing more is
-    /// scored, and the run must be parsed again and scored whole.
-    pub fn feed(&mut self, bytes: &[u8], mut seen: impl FnMut(&Run)) -> Result<bool, ParseError> {
-        let (parts, qrels) = (&mut self.parts, self.qrels);
+    /// scored, and the run must be parsed again and scored whole (not [`finish`](Self::finish)ed).
+    pub fn feed(
+        &mut self,
+        qrels: &Qrels,
+        bytes: &[u8],
+        mut seen: impl FnMut(&Run),
+    ) -> Result<bool, ParseError> {
+        let parts = &mut self.parts;
         self.parser.feed_and_score(bytes, |part| {
             seen(part);
             parts.score(qrels, part);
@@ -584,72 +589,10 @@ impl<'a> ScoredParse<'a> {
 
     /// The results, how many qrels topics the run has no results for, and the topics never
     /// handed out (normally the last one; with the tag of the run's last line).
-    pub fn finish(self) -> Result<(Results, usize, Run), ParseError> {
+    pub fn finish(self, qrels: &Qrels) -> Result<(Results, usize, Run), ParseError> {
         let rest = self.parser.finish()?;
-        let (results, missing) = self.parts.finish(self.qrels, &rest);
+        let (results, missing) = self.parts.finish(qrels, &rest);
         Ok((results, missing, rest))
-    }
-}
-
-/// A run parsed and scored topic by topic, as [`ScoredParse`], and kept: each topic is scored
-/// once its last line is read, where the parser holds it ([`RunParser::score_finished`]),
-/// while its results are in the cache (and while a reader waits for the next bytes); then
-/// [`finish`](Self::finish) gives the scores and the run as one parse of the bytes gives it.
-/// What the app's worker does with the first part of a run it reads in two places. It
-/// borrows nothing, so it can be kept beside the qrels it is given at each call.
-pub struct ScoredKeptParse {
-    parser: RunParser,
-    parts: EvaluationInParts,
-    /// How many times topics were scored as they were read.
-    batches: usize,
-}
-
-impl ScoredKeptParse {
-    /// `parser` may have been fed already (its finished topics are scored with the next bytes).
-    pub fn new(parser: RunParser, qrels: &Qrels, measures: &[Measure], opts: &EvalOptions) -> Self {
-        ScoredKeptParse {
-            parser,
-            parts: EvaluationInParts::new(qrels, measures, opts),
-            batches: 0,
-        }
-    }
-
-    /// The next bytes of the run, scored against `qrels` (the ones given to `new`). `Ok(false)`
-    /// once a scored topic came back (the run's topics interleave): nothing more is read, and
-    /// the run must be parsed again whole.
-    pub fn feed(&mut self, qrels: &Qrels, bytes: &[u8]) -> Result<bool, ParseError> {
-        if self.parser.came_back() {
-            return Ok(false);
-        }
-        self.parser.feed(bytes)?;
-        if self.parser.came_back() {
-            return Ok(false);
-        }
-        let (parts, batches) = (&mut self.parts, &mut self.batches);
-        self.parser.score_finished(|run, topics| {
-            parts.score_topics(qrels, run, topics);
-            *batches += 1;
-        });
-        Ok(true)
-    }
-
-    /// Complete lines read so far.
-    pub fn lines_seen(&self) -> u64 {
-        self.parser.lines_seen()
-    }
-
-    /// The results, how many qrels topics the run has no results for, and the run; `None`
-    /// when a topic came back (see [`feed`](Self::feed)).
-    pub fn finish(self, qrels: &Qrels) -> Option<Result<(Results, usize, Run), ParseError>> {
-        if self.parser.came_back() {
-            return None;
-        }
-        let parts = self.parts;
-        Some(self.parser.finish().map(|run| {
-            // the topics not scored yet are scored from the whole run
-            let (results, missing) = parts.finish(qrels, &run);
-            (results, missing, run)
-        }))
     }
 }
 
@@ -717,7 +660,3 @@ pub fn read_and_evaluate<E: Send>(
 #[cfg(all(test, not(target_arch = "wasm32")))]
 #[path = "evaluate_in_parts_tests.rs"]
 mod in_parts_tests;
-
-#[cfg(all(test, not(target_arch = "wasm32")))]
-#[path = "scored_kept_parse_tests.rs"]
-mod scored_kept_parse_tests;

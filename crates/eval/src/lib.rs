@@ -15,7 +15,7 @@ pub mod trec_eval;
 pub use evaluate::read_and_evaluate;
 pub use evaluate::{
     evaluate, evaluate_with, missing_topics, try_evaluate, EvalError, EvalOptions,
-    EvaluationInParts, Results, ScoredKeptParse, ScoredParse, DEFAULT_MEASURES,
+    EvaluationInParts, Results, ScoredParse, DEFAULT_MEASURES,
 };
 pub use formats::{parse_qrels, parse_run, ParseError, Qrels, QrelsParser, Run, RunParser};
 pub use measures::{registry, Measure};

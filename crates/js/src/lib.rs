@@ -202,7 +202,7 @@ fn evaluate_run(
     let expect = slice.min(text.len());
     let mut scored = ragscope_eval::ScoredParse::new(name, qrels, measures, &opts, expect);
     // `None`: a handed-out topic came back, so the rest is not worth parsing this way
-    let fed = text.feed_slices(slice, |s| match scored.feed(s, |_| {}) {
+    let fed = text.feed_slices(slice, |s| match scored.feed(qrels, s, |_| {}) {
         Ok(true) => Ok(()),
         Ok(false) => Err(None),
         Err(e) => Err(Some(e.to_string())),
@@ -212,7 +212,7 @@ fn evaluate_run(
         Err(None) => {}
         Ok(()) => {
             return scored
-                .finish()
+                .finish(qrels)
                 .map(|(results, ..)| results)
                 .map_err(|e| e.to_string())
         }

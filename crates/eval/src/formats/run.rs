@@ -140,6 +140,18 @@ impl PartialEq for Run {
 }
 
 impl Run {
+    /// A run with no results, named `name` (no parse gives one: an empty file is an error):
+    /// what the app's worker holds for a run it scored in two places, until it has parsed the
+    /// file whole.
+    pub fn empty(name: &str) -> Run {
+        Run {
+            name: name.to_string(),
+            run_id: String::new(),
+            topics: Vec::new(),
+            arena: Vec::new(),
+        }
+    }
+
     /// The file name given to the parser (used in messages).
     pub fn name(&self) -> &str {
         &self.name
@@ -250,11 +262,7 @@ pub struct RunParser {
     current: Option<usize>,
     /// Topics before this one were all drained, or are `current`.
     undrained_from: usize,
-    /// Topics before this one were scored where they lie ([`score_finished`]).
-    ///
-    /// [`score_finished`]: Self::score_finished
-    scored_upto: usize,
-    /// A drained or scored topic got another result (a run whose topics interleave).
+    /// A drained topic got another result (a run whose topics interleave).
     came_back: bool,
     /// Of the repeated docnos found in drained topics, the one of the topic first in qid
     /// order, with that qid; `finish` reports it unless a topic left has a smaller qid.
@@ -280,7 +288,6 @@ impl RunParser {
             next_line: 0,
             current: None,
             undrained_from: 0,
-            scored_upto: 0,
             came_back: false,
             first_duplicate: None,
             spare_arena: Vec::new(),
@@ -394,7 +401,7 @@ impl RunParser {
         let place = put_docno(&mut self.arena, docno);
         let list = &mut self.topics[topic];
         if topic != self.line_topic || line_no != self.next_line {
-            self.came_back |= list.drained || topic < self.scored_upto;
+            self.came_back |= list.drained;
             self.current = Some(topic);
             // past u32::MAX results (an error at the end) the last stretch goes on
             if let Ok(first) = u32::try_from(list.docs.len()) {
@@ -464,7 +471,7 @@ impl RunParser {
                 self.current = Some(index);
             }
             let mine = &mut self.topics[index];
-            self.came_back |= mine.drained || index < self.scored_upto;
+            self.came_back |= mine.drained;
             if mine.docs.is_empty() {
                 mine.docs = topic.docs;
                 mine.stretches = topic.stretches;
@@ -575,33 +582,7 @@ impl RunParser {
         Ok(())
     }
 
-    /// Hands the topics read to their end since the last call (every one before the topic
-    /// the last line added to) to `score`, with the run read so far as their context, where
-    /// they lie: nothing is moved or copied, and [`finish`](Self::finish) gives the run as
-    /// if this had never been called. So a caller can score each topic while its results
-    /// are in the cache, and keep the run. A scored topic that gets another result later
-    /// (the run's topics interleave) makes [`came_back`](Self::came_back) say so: its
-    /// scores no longer hold, and nothing more is handed out. Not for a parser that drains.
-    pub fn score_finished(&mut self, score: impl FnOnce(&Run, &[RunTopic])) {
-        let end = self
-            .current
-            .map_or(self.scored_upto, |c| c.min(self.topics.len()));
-        if self.came_back || end <= self.scored_upto {
-            return;
-        }
-        let run = Run {
-            name: String::new(),
-            run_id: String::new(),
-            topics: std::mem::take(&mut self.topics),
-            arena: std::mem::take(&mut self.arena),
-        };
-        score(&run, &run.topics[self.scored_upto..end]);
-        self.topics = run.topics;
-        self.arena = run.arena;
-        self.scored_upto = end;
-    }
-
-    /// Whether a drained or scored topic got more results (see [`drain`](Self::drain), [`score_finished`](Self::score_finished)).
+    /// Whether a drained topic got more results (see [`drain`](Self::drain)).
     pub fn came_back(&self) -> bool {
         self.came_back
     }
