@@ -104,5 +104,5 @@ export async function loadInFreshPage(browser, origin, qrels, run, justBefore = 
   const tailLine = tail
     ? `${(tail.end_ms - change).toFixed(0)}: the whole run in the worker (after the row, it parsed the run whole in ${(tail.end_ms - tail.start_ms).toFixed(0)} ms)`
     : '(read in one place: no tail to parse)';
-  return { page, inPage, browserSeconds, long, breakdown: [...breakdown, tailLine], shown, consoleLines };
+  return { page, inPage, browserSeconds, long, breakdown: [...breakdown, tailLine], shown };
 }
