@@ -303,7 +303,8 @@ pub async fn load(
     if split.is_some() {
         phases.push(("find the cut (FileReaderSync)".into(), wall_ms() - got_ms));
     }
-    let answer = match split {
+    // what the load in two places gave (`Some(None)`: cancelled); `None`: read the file whole
+    let split_answer = match split {
         Some((plan, cut, helper)) => {
             let t_ask = wall_ms();
             let later = blob
@@ -367,28 +368,13 @@ pub async fn load(
             match outcome {
                 Some(split_run::SplitOutcome::Kept(loaded)) => {
                     TAIL_BLOB.with(|t| *t.borrow_mut() = Some((id, name.clone(), blob.clone())));
-                    Some(loaded)
+                    Some(Some(loaded))
                 }
                 Some(split_run::SplitOutcome::Again(why)) => {
                     phases.push((format!("read again whole: {why}"), 0.0));
-                    let hold = true;
-                    let read = stream_into(
-                        scope,
-                        ws,
-                        pending,
-                        id,
-                        &name,
-                        &blob,
-                        size,
-                        hold,
-                        &mut phases,
-                    );
-                    if let Err(go_on) = read.await {
-                        return go_on.then(Vec::new);
-                    }
-                    finish(ws, id, &mut phases)
+                    None
                 }
-                None => None,
+                None => Some(None),
             }
         }
         None => {
@@ -397,8 +383,15 @@ pub async fn load(
                 name: name.clone(),
                 size,
             });
+            None
+        }
+    };
+    // the file read whole, and kept (the load begun already)
+    let answer = match split_answer {
+        Some(answer) => answer,
+        None => {
             let hold = true;
-            if let Err(go_on) = stream_into(
+            let read = stream_into(
                 scope,
                 ws,
                 pending,
@@ -408,9 +401,8 @@ pub async fn load(
                 size,
                 hold,
                 &mut phases,
-            )
-            .await
-            {
+            );
+            if let Err(go_on) = read.await {
                 return go_on.then(Vec::new);
             }
             finish(ws, id, &mut phases)
