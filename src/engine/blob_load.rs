@@ -327,18 +327,7 @@ pub async fn load(
                 wall_ms() - t_ask,
             ));
             // scored, not kept: the memory for the run comes with its parse after the report
-            let hold = false;
-            let read = stream_into(
-                scope,
-                ws,
-                pending,
-                id,
-                &name,
-                &first,
-                cut,
-                hold,
-                &mut phases,
-            );
+            let read = stream_into(scope, ws, pending, id, &name, &first, cut, &mut phases);
             if let Err(go_on) = read.await {
                 return go_on.then(Vec::new);
             }
@@ -390,18 +379,7 @@ pub async fn load(
     let answer = match split_answer {
         Some(answer) => answer,
         None => {
-            let hold = true;
-            let read = stream_into(
-                scope,
-                ws,
-                pending,
-                id,
-                &name,
-                &blob,
-                size,
-                hold,
-                &mut phases,
-            );
+            let read = stream_into(scope, ws, pending, id, &name, &blob, size, &mut phases);
             if let Err(go_on) = read.await {
                 return go_on.then(Vec::new);
             }
@@ -459,8 +437,8 @@ fn plan_split(
     }
     let head = read_sync(blob, 0, crate::detect::DETECT_BYTES as u64)?;
     let plan = ws.split_plan(size, &head, helper.qrels())?;
-    // The middle: both parts are scored the same way, and the two halves took 61 and 63–72 ms
-    // (`ab-builds.mjs`, 2026-11-24). A topic of a run is rarely over a megabyte of lines;
+    // The middle: both parts are scored the same way (2026-11-24: this worker's half in 61 ms,
+    // the `ab-builds.mjs` median; the helper's in 63–72 ms in four single loads). A topic of a run is rarely over a megabyte of lines;
     // past 16 MiB of one the run is read here.
     let middle = size / 2;
     let mut window = 256 << 10;
@@ -547,9 +525,9 @@ pub async fn complete_tail(scope: &mut Scope, ws: &mut Workspace) -> bool {
     true
 }
 
-/// Streams `blob` into the workspace's load of `id` (started already); `hold`: the load keeps
-/// what it parses (the heap is grown for it first). `Err(go_on)` when the load ended early (an
-/// error, which was sent; a cancel; the page gone: `go_on` false).
+/// Streams `blob` into the workspace's load of `id` (started already); the heap is grown first
+/// for a load that keeps what it parses. `Err(go_on)` when the load ended early (an error,
+/// which was sent; a cancel; the page gone: `go_on` false).
 #[allow(clippy::too_many_arguments)]
 async fn stream_into(
     scope: &mut Scope,
@@ -559,7 +537,6 @@ async fn stream_into(
     name: &str,
     blob: &JsValue,
     size: u64,
-    hold: bool,
     phases: &mut Vec<(String, f64)>,
 ) -> Result<(), bool> {
     let failed = |error: String| Response::LoadFailed {
@@ -580,7 +557,7 @@ async fn stream_into(
     // the first chunk meanwhile (20 ms of waiting in the perf test before this).
     let mut first = Some(chunks.request());
     let opened_ms = wall_ms();
-    if hold {
+    if ws.keeps_what_it_reads(id) {
         grow_heap_for(size);
     }
     let grown_ms = wall_ms();

@@ -209,6 +209,13 @@ impl Workspace {
         }
     }
 
+    /// Whether the load of `id` keeps what it parses (every load but a part read to be scored).
+    pub fn keeps_what_it_reads(&self, id: FileId) -> bool {
+        self.loading
+            .get(&id)
+            .is_none_or(|loading| loading.score_with.is_none())
+    }
+
     /// The first part of run `id` was fed (from `LoadStart` on, as any file): parses its end
     /// and scores what is not scored yet with `plan`'s measures, while the helper works on the
     /// rest. `None` when the load was cancelled; `Err` (the load started over) when the part
@@ -225,31 +232,25 @@ impl Workspace {
             Some((qrels_id, _, qrels)) if *qrels_id == plan.qrels => Ok(qrels),
             _ => Err("the qrels were removed".to_string()),
         };
+        // a first part shorter than the detection's head is still waiting there
+        let loader = match loader {
+            Loader::Detecting(head) => super::start_loader(&name, size, head),
+            other => Ok(other),
+        };
         let scored = match loader {
-            Loader::ScoredPart(scorer) => qrels
+            Ok(Loader::ScoredPart(scorer)) => qrels
                 .and_then(|qrels| scorer.finish(qrels))
                 .map_err(|e| format!("the first part: {e}")),
-            // a first part shorter than the detection's head is still waiting there; one
-            // whose measures were set late was read as a plain run
-            Loader::Detecting(_) | Loader::Run(_) => {
-                let parsed = match loader {
-                    Loader::Detecting(head) => super::start_loader(&name, size, head),
-                    other => Ok(other),
-                };
-                match parsed {
-                    Ok(Loader::Run(parser)) => parser
-                        .finish()
-                        .map_err(|e| format!("the first part: {e}"))
-                        .and_then(|run| {
-                            let measures = plan_measures(plan).ok_or("the measures changed")?;
-                            let opts = self.eval_options();
-                            let results =
-                                ragscope_eval::evaluate_with(qrels?, &run, &measures, &opts);
-                            Ok(PartScores::of(&run, results))
-                        }),
-                    _ => Err("not read as a run".to_string()),
-                }
-            }
+            // read as a plain run (its measures were not known when its head came)
+            Ok(Loader::Run(parser)) => parser
+                .finish()
+                .map_err(|e| format!("the first part: {e}"))
+                .and_then(|run| {
+                    let measures = plan_measures(plan).ok_or("the measures changed")?;
+                    let opts = self.eval_options();
+                    let results = ragscope_eval::evaluate_with(qrels?, &run, &measures, &opts);
+                    Ok(PartScores::of(&run, results))
+                }),
             _ => Err("not read as a run".to_string()),
         };
         Some(match scored {

@@ -95,6 +95,8 @@ fn load_split_scoring(ws: &mut Workspace, run: &[u8], cut: usize, as_parsed: boo
     if as_parsed {
         ws.score_while_loading(RUN, &plan);
     }
+    // a part read to be scored grows no heap for the run (src/engine/blob_load.rs)
+    assert_eq!(ws.keeps_what_it_reads(RUN), !as_parsed);
     for chunk in run[..cut].chunks(4096) {
         let answer = ws.handle(Request::LoadChunk {
             id: RUN,
@@ -211,6 +213,7 @@ fn a_topic_on_both_sides_starts_the_load_over() {
         SplitOutcome::Kept(r) => panic!("kept: {r:?}"),
     }
     assert!(ws.tail().is_none());
+    assert!(ws.keeps_what_it_reads(RUN), "the load begun again keeps the run");
     read_again_whole(&mut ws, &run);
 }
 
