@@ -213,7 +213,10 @@ fn a_topic_on_both_sides_starts_the_load_over() {
         SplitOutcome::Kept(r) => panic!("kept: {r:?}"),
     }
     assert!(ws.tail().is_none());
-    assert!(ws.keeps_what_it_reads(RUN), "the load begun again keeps the run");
+    assert!(
+        ws.keeps_what_it_reads(RUN),
+        "the load begun again keeps the run"
+    );
     read_again_whole(&mut ws, &run);
 }
 
