@@ -164,7 +164,8 @@ fn plan_measures(plan: &SplitPlan) -> Option<Vec<Measure>> {
     plan.measures.iter().map(|m| m.parse().ok()).collect()
 }
 
-/// How [`Workspace::finish_split`] ended.
+/// How a load in two places ended ([`Workspace::join_parts`], or [`Workspace::score_first_part`]
+/// when this worker's part cannot be scored).
 #[derive(Debug)]
 pub enum SplitOutcome {
     /// The run is kept (its first part; the tail to come) with its scores: `Loaded`.
@@ -313,19 +314,6 @@ impl Workspace {
             name,
             kind: FileKind::Run,
             summary,
-        })
-    }
-
-    /// [`score_first_part`](Self::score_first_part), then [`join_parts`](Self::join_parts).
-    pub fn finish_split(
-        &mut self,
-        id: FileId,
-        plan: &SplitPlan,
-        later: Result<PartScores, String>,
-    ) -> Option<SplitOutcome> {
-        Some(match self.score_first_part(id, plan)? {
-            Ok(first) => self.join_parts(id, plan, first, later),
-            Err(again) => again,
         })
     }
 

@@ -2,10 +2,10 @@
 //! page must see exactly what one parse of the whole file gives, before and after the tail is
 //! parsed, and every case the cut cannot serve must start the load over.
 
-use super::split_run::{PartScorer, PartScores, SplitOutcome, SPLIT_MIN_BYTES};
+use super::split_run::{PartScorer, PartScores, SplitOutcome, SplitPlan, SPLIT_MIN_BYTES};
 use super::Workspace;
 use crate::detect::DETECT_BYTES;
-use crate::protocol::{EvalRequest, Request, Response, SigTest};
+use crate::protocol::{EvalRequest, FileId, Request, Response, SigTest};
 use ragscope_eval::formats::{parse_qrels, parse_run, topic_boundary};
 
 /// trec_eval's test file `name`, its topics four times over (301, …, 303, 301.1, …, 303.3):
@@ -108,8 +108,20 @@ fn load_split_scoring(ws: &mut Workspace, run: &[u8], cut: usize, as_parsed: boo
         );
     }
     let later = helper(run, cut, &plan.measures);
-    ws.finish_split(RUN, &plan, later)
-        .expect("the load was under way")
+    finish_split(ws, RUN, &plan, later).expect("the load was under way")
+}
+
+/// This worker's part scored and joined with the helper's answer, as `blob_load::load` does.
+fn finish_split(
+    ws: &mut Workspace,
+    id: FileId,
+    plan: &SplitPlan,
+    later: Result<PartScores, String>,
+) -> Option<SplitOutcome> {
+    Some(match ws.score_first_part(id, plan)? {
+        Ok(first) => ws.join_parts(id, plan, first, later),
+        Err(again) => again,
+    })
 }
 
 /// One parse of the whole file: the report rows and the load's answer.
@@ -295,7 +307,7 @@ fn a_bad_later_part_or_a_failed_helper_starts_the_load_over() {
         id: RUN,
         bytes: run[..cut].to_vec(),
     });
-    let outcome = ws.finish_split(RUN, &plan, Err("no qrels 1".into()));
+    let outcome = finish_split(&mut ws, RUN, &plan, Err("no qrels 1".into()));
     assert!(
         matches!(outcome, Some(SplitOutcome::Again(_))),
         "{outcome:?}"

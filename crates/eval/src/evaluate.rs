@@ -103,8 +103,8 @@ impl Results {
         Some(values.iter().fold(0.0, |acc, v| acc + v) / values.len() as f64)
     }
 
-    /// The results of one run scored in two parts with no topic in common (see
-    /// [`Run::append_disjoint`]): topics merged in `strcmp` order, the run id of the later
+    /// The results of one run scored in two parts with no topic in common (cut at
+    /// [`topic_boundary`](crate::formats::topic_boundary)): topics merged in `strcmp` order, the run id of the later
     /// part (the tag of the file's last line). Per-topic values depend on nothing but the
     /// topic, so this equals scoring the joined run. `Err(later)` when the measures differ or
     /// a topic is in both.

@@ -183,54 +183,6 @@ impl Run {
         self.topics.iter().map(|t| t.docs.len()).sum()
     }
 
-    /// Appends `later`, a run parsed on its own from the lines that follow this run's
-    /// `lines_before` lines in one file (this run ended on a line boundary), when no topic is
-    /// in both: the result is what one parse of the whole file gives (topics in qid order,
-    /// line numbers, the last line's tag), so a file can be parsed in two places and joined.
-    /// A topic in both comes back as `Err(later)`, untouched: its lines interleave across the
-    /// cut, and only one parse of the whole file orders and checks them as trec_eval does.
-    pub fn append_disjoint(&mut self, mut later: Run, lines_before: u64) -> Result<(), Run> {
-        let (mut i, mut j) = (0, 0);
-        while i < self.topics.len() && j < later.topics.len() {
-            match self.topics[i]
-                .qid
-                .as_bytes()
-                .cmp(later.topics[j].qid.as_bytes())
-            {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => return Err(later),
-            }
-        }
-        let arena_offset = self.arena.len() as u64;
-        self.arena.append(&mut later.arena);
-        for topic in &mut later.topics {
-            for d in &mut topic.docs {
-                d.place += arena_offset << LEN_BITS;
-            }
-            for s in &mut topic.stretches {
-                s.line = u32::try_from(u64::from(s.line) + lines_before).unwrap_or(u32::MAX);
-            }
-        }
-        if !later.topics.is_empty() {
-            self.run_id = later.run_id;
-        }
-        let mine = std::mem::take(&mut self.topics);
-        let mut merged = Vec::with_capacity(mine.len() + later.topics.len());
-        let (mut a, mut b) = (
-            mine.into_iter().peekable(),
-            later.topics.into_iter().peekable(),
-        );
-        while let (Some(x), Some(y)) = (a.peek(), b.peek()) {
-            let first = x.qid.as_bytes() < y.qid.as_bytes();
-            merged.extend(if first { a.next() } else { b.next() });
-        }
-        merged.extend(a);
-        merged.extend(b);
-        self.topics = merged;
-        Ok(())
-    }
-
     /// The docno bytes, for a parser to reuse (see [`RunParser::drain`]).
     pub fn into_arena(self) -> Vec<u8> {
         self.arena
@@ -299,11 +251,6 @@ impl RunParser {
     /// for the benchmark's, and the one doubling past it cost 11 MB of peak memory). Growing
     /// the arena by doubling copied it and touched twice its memory (the `memmove` and zeroed
     /// pages were 8 % of a `trec-eval` profile); room never written costs no memory.
-    /// Lines read so far (every line of a chunk that ended with a newline).
-    pub fn lines_seen(&self) -> u64 {
-        self.lines.lines_seen()
-    }
-
     pub fn expect_bytes(&mut self, bytes: usize) {
         // a size too large to reserve (wasm32's 4 GiB) is no error: the arena then grows
         let _ = self.arena.try_reserve(bytes / 3);
@@ -767,8 +714,9 @@ pub fn parse_run(name: &str, bytes: &[u8]) -> Result<Run, ParseError> {
 /// Where a run file may be cut in two, looking at `window`, its bytes from some offset on: the
 /// start of the first line (past `window`'s first newline) whose qid differs from that of
 /// the first result line there. A run written topic by topic then has no topic on both sides,
-/// so each side can be parsed (and scored) on its own and the parts joined with
-/// [`Run::append_disjoint`]. `None` when `window` ends first (or a line there is cut off).
+/// so each side can be parsed and scored on its own and the scores joined with
+/// [`Results::join_disjoint`](crate::Results::join_disjoint). `None` when `window` ends first
+/// (or a line there is cut off).
 pub fn topic_boundary(window: &[u8]) -> Option<usize> {
     let mut at = memchr::memchr(b'\n', window)? + 1;
     let mut first: Option<&[u8]> = None;

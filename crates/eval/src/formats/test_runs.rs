@@ -27,29 +27,6 @@ impl Drop for TempFile {
     }
 }
 
-/// Every observable of a parsed run, as text (scores by their bits).
-pub(crate) fn render(run: &super::Run) -> String {
-    let mut out = format!(
-        "{} | {} | {}\n",
-        run.name(),
-        run.run_id(),
-        run.num_results()
-    );
-    for t in run.topics() {
-        out.push_str(&format!("{}:", t.qid()));
-        for (i, d) in t.docs().iter().enumerate() {
-            out.push_str(&format!(
-                " {}@{}={:x}",
-                String::from_utf8_lossy(run.docno(d)),
-                t.line(i),
-                d.score.to_bits()
-            ));
-        }
-        out.push('\n');
-    }
-    out
-}
-
 /// One block of consecutive result lines of a topic.
 #[derive(Debug, Clone)]
 pub(crate) struct Block {
