@@ -37,10 +37,24 @@ after(async () => {
 
 /** Loads the three files and fills the form for the fake server. */
 async function prepare(page, { key = KEY } = {}) {
+  const consoleLines = [];
+  const onConsole = (m) => consoleLines.push(`${m.type()}: ${m.text()}`);
+  page.on('console', onConsole);
   await page.setInputFiles('#file-input', files);
   for (const kind of ['topics', 'passages', 'run']) {
-    await page.waitForSelector(`.file[data-kind="${kind}"]`, { timeout: 30_000 });
+    // Once in a full run (2026-11-25), after a reload, the topics never showed as loaded and
+    // the run could not be reproduced: if it comes back, say what the page showed.
+    await page.waitForSelector(`.file[data-kind="${kind}"]`, { timeout: 30_000 }).catch(async (e) => {
+      const shown = await page.evaluate(() => ({
+        files: [...document.querySelectorAll('.file, .progress-row')].map((f) => f.outerHTML.slice(0, 400)),
+        errors: [...document.querySelectorAll('.error, .error-message')].map((x) => x.textContent),
+      }));
+      console.error(`the ${kind} file never showed as loaded; the page showed:`, JSON.stringify(shown, null, 1));
+      console.error('console:', consoleLines.join('\n'));
+      throw e;
+    });
   }
+  page.off('console', onConsole);
   await page.selectOption('#judge-provider', 'openai-compatible');
   await page.fill('#judge-model', 'fake-judge');
   await page.fill('#judge-base-url', `${fakeOrigin}/v1`);
