@@ -277,6 +277,15 @@ impl Reducible for AppState {
     type Action = Action;
 
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        // Nothing of this state (timings are kept by ui::perf_marks; judges and the
+        // lost-in-the-middle page have reducers of their own): the same state, so no render of
+        // the page, which every new state is (timings arrive right after a load's report).
+        if matches!(
+            action,
+            Action::Worker(Response::Timings(_) | Response::Judge(_) | Response::Litm(_))
+        ) {
+            return self;
+        }
         let mut s = (*self).clone();
         match action {
             Action::FileAdded { id, name, size } => s.files.push(LoadedFile {
@@ -406,11 +415,8 @@ impl Reducible for AppState {
             Action::ComputeOpening(name) => crate::ui::compute_state::opening(&mut s, name),
             Action::ComputeStarted => crate::ui::compute_state::started(&mut s),
             Action::AnswersStarted => crate::ui::answering_state::started(&mut s),
-            // The Judges panel has its own reducer (ui::judges_state).
-            Action::Worker(Response::Judge(_)) => {}
-            // The lost-in-the-middle page has its own bridge and reducer (ui::components::learn::litm_*).
-            Action::Worker(Response::Litm(_)) => {}
-            Action::Worker(Response::Timings(_)) => {}
+            // returned unchanged above
+            Action::Worker(Response::Judge(_) | Response::Litm(_) | Response::Timings(_)) => {}
             Action::DismissError { id } => s.errors.retain(|e| e.id != id),
             Action::Notify(message) => s.push_error(message),
             Action::SetTab(t) => s.tab = t,
@@ -462,6 +468,21 @@ mod tests {
             kind,
             summary: String::new(),
         })
+    }
+
+    #[test]
+    fn a_timing_is_no_new_state_so_no_render() {
+        let s = Rc::new(AppState::new(vec!["MAP".into()]));
+        let timing = Action::Worker(Response::Timings(crate::protocol::Timings {
+            what: "load f0".into(),
+            start_ms: 0.0,
+            end_ms: 1.0,
+            phases: vec![],
+            wasm_memory_bytes: 0,
+        }));
+        assert!(Rc::ptr_eq(&s, &s.clone().reduce(timing)));
+        // and a change is one
+        assert!(!Rc::ptr_eq(&s, &s.clone().reduce(added(0))));
     }
 
     #[test]

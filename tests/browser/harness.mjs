@@ -87,6 +87,15 @@ export async function screenshot(page, name) {
 }
 
 /** Records long tasks (main thread busy > 50 ms) from page start; read with `longTasks(page)`. */
+/** The files, loads under way and errors the page shows: said when a file never shows as
+ * loaded, an occasional failure not reproduced (perf-marks.mjs, judges.test.mjs). */
+export async function whatThePageShows(page) {
+  return page.evaluate(() => ({
+    files: [...document.querySelectorAll('.file, .progress-row')].map((f) => f.outerHTML.slice(0, 500)),
+    errors: [...document.querySelectorAll('.error, .error-message')].map((x) => x.textContent),
+  }));
+}
+
 export async function observeLongTasks(page) {
   await page.addInitScript(() => {
     window.__longTasks = [];

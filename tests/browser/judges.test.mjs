@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { startServer, launch, screenshot, recordCspViolations, startFakeProvider } from './harness.mjs';
+import { startServer, launch, screenshot, recordCspViolations, startFakeProvider, whatThePageShows } from './harness.mjs';
 
 const fixtures = resolve('fixtures/judges');
 const files = ['topics.tsv', 'passages.jsonl', 'run.txt'].map((f) => join(fixtures, f));
@@ -45,10 +45,7 @@ async function prepare(page, { key = KEY } = {}) {
     // Once in a full run (2026-11-25), after a reload, the topics never showed as loaded and
     // the run could not be reproduced: if it comes back, say what the page showed.
     await page.waitForSelector(`.file[data-kind="${kind}"]`, { timeout: 30_000 }).catch(async (e) => {
-      const shown = await page.evaluate(() => ({
-        files: [...document.querySelectorAll('.file, .progress-row')].map((f) => f.outerHTML.slice(0, 400)),
-        errors: [...document.querySelectorAll('.error, .error-message')].map((x) => x.textContent),
-      }));
+      const shown = await whatThePageShows(page);
       console.error(`the ${kind} file never showed as loaded; the page showed:`, JSON.stringify(shown, null, 1));
       console.error('console:', consoleLines.join('\n'));
       throw e;

@@ -1,6 +1,6 @@
 // Where the browser's time goes while a file loads and is evaluated: the page's marks (input
 // change, row shown) and the worker's timings (window.ragscopeTimings, src/ui/perf_marks.rs).
-import { observeLongTasks, longTasks } from './harness.mjs';
+import { observeLongTasks, longTasks, whatThePageShows } from './harness.mjs';
 
 /** Marks, on the page's wall clock, the input's change event and the run's row appearing. */
 export async function watchLoad(page, row = '#results tbody tr[data-run="bench.run"]') {
@@ -51,6 +51,19 @@ export async function timeBreakdown(page, calledAt) {
 }
 
 
+/** When a run read in two places was whole in the worker, which parses the file whole after
+ * the row: its `tail` timing (`start_ms`: the parse began, `end_ms`: it ended); `null` for a
+ * run read in one place, whole when the row shows. Rejects after `timeout` ms. */
+export async function wholeInWorker(page, timeout) {
+  const found = await page.waitForFunction(() => {
+    const timings = window.ragscopeTimings ?? [];
+    const split = timings.some((t) => t.what.startsWith('load ') && t.phases.some(([p]) => p.startsWith('cut at byte')));
+    return split ? timings.find((t) => t.what.startsWith('tail ')) : 'read in one place';
+  }, null, { timeout });
+  const tail = await found.jsonValue();
+  return typeof tail === 'string' ? null : tail;
+}
+
 /** Seconds from the input's change event to the run's row in the table, on the page's clock. */
 export async function pageSeconds(page) {
   const m = await page.evaluate(() => window.perfMarks);
@@ -74,10 +87,7 @@ export async function loadInFreshPage(browser, origin, qrels, run, justBefore = 
   // worker read files as streams; not reproduced in 55 runs of this step alone): say what the
   // page showed.
   await page.waitForSelector('.file[data-kind="qrels"]', { timeout: 120_000 }).catch(async (e) => {
-    const shown = await page.evaluate(() => ({
-      files: [...document.querySelectorAll('.file, .progress-row')].map((f) => f.outerHTML.slice(0, 500)),
-      errors: [...document.querySelectorAll('.error, .error-message')].map((x) => x.textContent),
-    }));
+    const shown = await whatThePageShows(page);
     console.error('the qrels never showed as loaded; the page showed:', JSON.stringify(shown, null, 1));
     console.error('console:', consoleLines.join('\n'));
     throw e;
@@ -98,8 +108,7 @@ export async function loadInFreshPage(browser, origin, qrels, run, justBefore = 
     Object.fromEntries(tds.filter((td) => td.dataset.trec).map((td) => [td.dataset.trec, td.querySelector('.v').textContent.trim()])));
   // A run read in two places is whole in the worker once it has parsed the helper's part
   // itself, after the row: when that was (absent when the run was read in one place).
-  const tail = await page.waitForFunction(() => (window.ragscopeTimings ?? []).find((x) => x.what.startsWith('tail ')), null, { timeout: 10_000 })
-    .then((h) => h.jsonValue(), () => null);
+  const tail = await wholeInWorker(page, 10_000).catch(() => null);
   const change = await page.evaluate(() => window.perfMarks.change);
   const tailLine = tail
     ? `${(tail.end_ms - change).toFixed(0)}: the whole run in the worker (after the row, it parsed the run whole in ${(tail.end_ms - tail.start_ms).toFixed(0)} ms)`

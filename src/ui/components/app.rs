@@ -164,10 +164,6 @@ fn main_view() -> Html {
                 }
                 match response {
                     Response::Judge(r) => judge_dispatch.dispatch(JudgeAction::Worker(r)),
-                    // Nothing of this page's state (timings are kept above; the lost-in-the-middle
-                    // page has its own bridge): not dispatched, since every dispatch renders the
-                    // page anew, and timings arrive right after a load's report.
-                    Response::Timings(_) | Response::Litm(_) => {}
                     response => dispatch.dispatch(Action::Worker(response)),
                 }
             }

@@ -191,7 +191,8 @@ pub fn push_bytes(arena: &mut Vec<u8>, bytes: &[u8]) {
 /// lookups' time). Prefetches never fault and change nothing, so this is only a hint. wasm32
 /// has no prefetch instruction: there one load per cache line does the same, as those loads
 /// do not wait on each other and their misses overlap (the wasm engine warm under Node, the
-/// 38 MB benchmark run, 6 alternating processes: `evaluate()` 72.8 -> 70.1 ms, the qrels
+/// 38 MB benchmark run, a scratch script not kept: 6 alternating processes of 6 calls, each
+/// the median of its last 5: `evaluate()` 72.8 -> 70.1 ms, the qrels
 /// lookups 14.1 -> 11.5 % of a profile). Other targets go without.
 #[inline]
 pub fn prefetch<T>(items: &[T]) {
@@ -390,7 +391,7 @@ impl Slot for u64 {
 }
 
 /// Always inlined, as is [`DocnoIndex::find`]: the wasm build kept it a call of its own from
-/// `ranked_rels`, once per ranked document (the wasm engine warm under Node, 5 alternating
+/// `ranked_rels`, once per ranked document (the same scratch script, 5 alternating
 /// processes: `evaluate()` 69.5 -> 67.3 ms; natively `trec-eval` 0.071 -> 0.069 s of CPU).
 #[inline(always)]
 fn find_in<S: Slot>(slots: &[S], hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
