@@ -169,6 +169,15 @@ impl AppState {
         }
     }
 
+    /// Whether the report evaluated ahead (src/agent.rs) is of exactly the files and choices the
+    /// page would ask for now: then the page takes it and sends no request (the worker would
+    /// answer one after parsing the run whole, with the same report).
+    pub fn ahead_fits(&self) -> bool {
+        self.ahead
+            .as_ref()
+            .is_some_and(|a| a.ahead_of.as_ref() == Some(&self.evaluation_of()))
+    }
+
     pub fn loading(&self) -> bool {
         self.files
             .iter()
@@ -312,11 +321,10 @@ impl Reducible for AppState {
             Action::EvaluationStarted { generation } => {
                 s.awaiting = Some((generation, 0, 0));
                 // a report evaluated ahead of this request, of exactly what it asks for
-                if let Some(ahead) = s.ahead.take() {
-                    if ahead.ahead_of.as_ref() == Some(&s.evaluation_of()) {
-                        s.awaiting = None;
-                        s.report = Some(ahead);
-                    }
+                let fits = s.ahead_fits();
+                if let Some(ahead) = s.ahead.take().filter(|_| fits) {
+                    s.awaiting = None;
+                    s.report = Some(ahead);
                 }
             }
             Action::CancelEvaluation => s.awaiting = None,
@@ -636,13 +644,18 @@ mod tests {
         // before the run's `Loaded`: kept, not shown
         s = reduce(s, ahead(of.clone(), 9));
         assert!(s.report.is_none() && s.ahead.is_some());
+        // not of these files yet: the page would ask
+        assert!(!s.ahead_fits());
         s = reduce(s, loaded(1, FileKind::Run));
+        // of exactly these: the page takes it and asks nothing (src/ui/components/app.rs)
+        assert!(s.ahead_fits());
         s = reduce(s, Action::EvaluationStarted { generation: 4 });
         assert!(s.report.is_some() && s.awaiting.is_none() && s.ahead.is_none());
         // kept, but the measures changed before the page asked: dropped, the request awaited
         let mut s2 = reduce(qrels_loaded_run_picked(), ahead(of, 9));
         s2 = reduce(s2, loaded(1, FileKind::Run));
         s2 = reduce(s2, Action::SetMeasures(vec!["bpref".into()]));
+        assert!(!s2.ahead_fits());
         s2 = reduce(s2, Action::EvaluationStarted { generation: 4 });
         assert!(s2.report.is_none() && s2.awaiting.is_some() && s2.ahead.is_none());
     }

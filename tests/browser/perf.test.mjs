@@ -66,6 +66,13 @@ test('38 MB benchmark run: browser vs native CLI', { timeout: 900_000 }, async (
   const long = loads.flatMap((l) => l.long);
   const page = loads[loads.length - 1].page;
   await screenshot(page, 'desktop-bench');
+  // The page takes the report evaluated ahead and asks for nothing more: no second report once
+  // the worker has the run whole (it used to evaluate the same again after that parse, and the
+  // page dropped it: 2 reports, the second ~0.26 s after the change event).
+  await page.waitForTimeout(500);
+  const reports = await page.evaluate(() => (window.ragscopeTimings ?? [])
+    .filter((t) => t.what.startsWith('report ') && t.at_ms >= window.perfMarks.change).map((t) => t.what));
+  assert.equal(reports.length, 1, `reports after the last load: ${reports.join('; ')}`);
   // Cancel: a second copy of the run stops loading and leaves everything else as it was. The
   // worker reads it in a fraction of a second, so the page clicks Cancel as soon as it shows.
   const clicked = page.evaluate(() => new Promise((ok) => {

@@ -369,6 +369,9 @@ fn main_view() -> Html {
             .collect();
         let ready = !loaded.is_empty() && !state.loading();
         let request = (state.measures.clone(), state.baseline, state.test);
+        // the worker evaluated exactly this ahead: taken (by `EvaluationStarted`), not asked
+        // for again (the worker would answer after parsing the run whole, the same report)
+        let taken_ahead = state.ahead_fits();
         let bridge = bridge.clone();
         let dispatch = state.dispatcher();
         use_effect_with(
@@ -381,12 +384,14 @@ fn main_view() -> Html {
                         *g
                     };
                     dispatch.dispatch(Action::EvaluationStarted { generation: g });
-                    bridge.send(Request::Evaluate(EvalRequest {
-                        measures: measures.clone(),
-                        baseline: *baseline,
-                        test: *test,
-                        generation: g,
-                    }));
+                    if !taken_ahead {
+                        bridge.send(Request::Evaluate(EvalRequest {
+                            measures: measures.clone(),
+                            baseline: *baseline,
+                            test: *test,
+                            generation: g,
+                        }));
+                    }
                 }
             },
         );

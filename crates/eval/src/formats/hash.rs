@@ -139,6 +139,43 @@ pub fn bytes_eq(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
+/// `a.cmp(b)` (byte order, then the shorter first) without a call to `memcmp` for strings of
+/// at most 16 bytes: each as two big-endian words, zero-padded, then its length. Equal words
+/// mean equal bytes up to the shorter length with only zeros past it in the longer, which
+/// the lengths then order as the slices' own order does. For trec_eval's tie order (docno
+/// descending among equal scores): `memcmp` called from that sort was 2.3 % of a `trec-eval`
+/// profile on the benchmark's run, whose 3-decimal scores tie often.
+#[inline]
+pub fn bytes_cmp(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    match (padded_words(a), padded_words(b)) {
+        (Some(x), Some(y)) => (x, a.len()).cmp(&(y, b.len())),
+        _ => a.cmp(b),
+    }
+}
+
+/// The first 16 bytes of `s` as two big-endian words, zeros past its end; `None` when longer.
+#[inline(always)]
+fn padded_words(s: &[u8]) -> Option<(u64, u64)> {
+    let n = s.len();
+    let be = |at: usize| word64(s, at).swap_bytes();
+    let be32 = |at: usize| u64::from(word32(s, at).swap_bytes());
+    // Overlapping loads: a byte read twice lands on the same place both times (or is shifted out).
+    Some(match n {
+        0 => (0, 0),
+        1..=3 => {
+            let mut w = 0u64;
+            for (i, &byte) in s.iter().enumerate() {
+                w |= u64::from(byte) << (56 - 8 * i);
+            }
+            (w, 0)
+        }
+        4..=7 => (be32(0) << 32 | be32(n - 4) << (8 * (8 - n)), 0),
+        8 => (be(0), 0),
+        9..=16 => (be(0), be(n - 8) << (8 * (16 - n))),
+        _ => return None,
+    })
+}
+
 /// Appends `bytes` to `arena` as [`Vec::extend_from_slice`] does, without calling `memcpy`
 /// for the usual 4–16-byte docnos: the call and its size dispatch cost more than the copy
 /// (`memmove` was 2 % of a `trec-eval` profile, called once per run line). Two overlapping
@@ -579,7 +616,8 @@ impl DocnoIndex {
 #[cfg(test)]
 mod tests {
     use super::{
-        bytes_eq, docno_hash, folded_multiply_by_halves, push_bytes, DocnoIndex, Slots, TagSet,
+        bytes_cmp, bytes_eq, docno_hash, folded_multiply_by_halves, push_bytes, DocnoIndex, Slots,
+        TagSet,
     };
     use proptest::prelude::*;
 
@@ -595,6 +633,27 @@ mod tests {
             let mut got = before;
             push_bytes(&mut got, &bytes);
             prop_assert_eq!(got, want);
+        }
+
+        /// `bytes_cmp` orders as the slices' own order does: random strings of 0 to 20 bytes
+        /// from a small alphabet with zeros (so prefixes, zero padding and ties all occur),
+        /// and the same string against itself with one byte changed or cut.
+        #[test]
+        fn bytes_cmp_is_the_slice_order(
+            a in prop::collection::vec(prop::sample::select(vec![0u8, 1, b'a', b'b', 0xff]), 0..20),
+            b in prop::collection::vec(prop::sample::select(vec![0u8, 1, b'a', b'b', 0xff]), 0..20),
+            at in 0usize..20,
+            byte: u8,
+        ) {
+            prop_assert_eq!(bytes_cmp(&a, &b), a.cmp(&b));
+            let mut changed = a.clone();
+            if let Some(x) = changed.get_mut(at) {
+                *x = byte;
+            }
+            prop_assert_eq!(bytes_cmp(&a, &changed), a.as_slice().cmp(&changed));
+            let cut = &a[..at.min(a.len())];
+            prop_assert_eq!(bytes_cmp(&a, cut), a.as_slice().cmp(cut));
+            prop_assert_eq!(bytes_cmp(cut, &a), cut.cmp(&a));
         }
 
         /// The wasm32 product by halves is the `u128` one, folded.

@@ -606,11 +606,16 @@ impl RunParser {
     /// A new topic's list starts with room for as many results as the topic before it had:
     /// runs are mostly of one depth, and growing each list by doubling copied every result
     /// about once more (reallocations were ~2 % of a profile, plus their page faults).
+    ///
+    /// Inlined (its check against the previous qid in the line loop): as a call per line it
+    /// was 2.7 % of a `trec-eval` profile and 2.3 % of the wasm engine's.
+    #[inline(always)]
     fn topic_for(&mut self, qid: &[u8]) -> usize {
         self.topic_with_room(qid, None)
     }
 
     /// [`topic_for`](Self::topic_for); a new topic gets room for `room` results if given.
+    #[inline(always)]
     fn topic_with_room(&mut self, qid: &[u8], room: Option<usize>) -> usize {
         let (topics, hint) = (&mut self.topics, self.depth_hint);
         self.topic_index.get_or_add(qid, || {

@@ -1,7 +1,7 @@
 //! Per-topic precomputation shared by every measure: the ranked relevance vector and the
 //! relevance-level counts (trec_eval's form_res_rels.c), computed once per topic.
 
-use crate::formats::{docno_hash, QrelsTopic, RankedDoc, Run, RunTopic};
+use crate::formats::{bytes_cmp, docno_hash, QrelsTopic, RankedDoc, Run, RunTopic};
 
 /// Relevance given to a retrieved document that is not in the qrels at all.
 pub const NOT_POOLED: i32 = -1;
@@ -135,8 +135,10 @@ pub fn rank(run: &Run, topic: &RunTopic, max_docs: usize, scratch: &mut Vec<(u64
                 .count();
         if end - start > 1 {
             scratch[start..end].sort_unstable_by(|a, b| {
-                run.docno(&docs[b.1 as usize])
-                    .cmp(run.docno(&docs[a.1 as usize]))
+                bytes_cmp(
+                    run.docno(&docs[b.1 as usize]),
+                    run.docno(&docs[a.1 as usize]),
+                )
             });
         }
         start = end;
