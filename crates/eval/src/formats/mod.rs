@@ -27,7 +27,7 @@ mod wasm_heap;
 pub use error::{ParseError, ParseErrorKind};
 #[cfg(not(target_arch = "wasm32"))]
 pub use handing_out::{parse_handing_out, Parsed};
-pub(crate) use hash::{bytes_cmp, docno_hash};
+pub(crate) use hash::bytes_cmp;
 #[cfg(not(target_arch = "wasm32"))]
 pub use input::open_input;
 pub use input::{Input, SharedBytes};

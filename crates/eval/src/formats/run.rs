@@ -14,8 +14,14 @@ use super::topic_index::TopicIndex;
 /// 16 bytes: the docno's offset in the arena and its length share one word (`place`), and
 /// its line is kept in the topic's [`Stretch`]es (only error messages need it). At 24 bytes
 /// (offset, length, line) the entries were 40 % of a `trec-eval` call's peak memory; 16 took
-/// its peak RSS from 1.70 to 1.47 times the run file and its page faults down 15 %. The docno's hash is not kept (it was, as 8 more bytes a
-/// line): it is recomputed where needed, which costs less than the memory traffic of storing it.
+/// its peak RSS from 1.70 to 1.47 times the run file and its page faults down 15 %. The docno's
+/// hash is not in here (it was, as 8 more bytes a line); its low 32 bits are kept beside, in
+/// [`RunTopic`]'s `hashes`, since runs are scored topic by topic as they are parsed (natively
+/// and in the browser's two workers), so the 4 bytes a line of a topic are written and read
+/// back while in cache. Hashing each docno once instead of twice: the wasm engine's warm
+/// `evaluate()` 72-81 -> 67-68.5 ms (Node, 6 alternating pairs, 2026-11-25; wasm has no
+/// 64x64->128-bit multiply, so its hash costs more), natively no change (farm-bench, CPU
+/// ratio 0.9995).
 #[derive(Debug, Clone, Copy)]
 pub struct RankedDoc {
     pub score: f64,
@@ -71,6 +77,11 @@ const LONG_DOCNO: u64 = (1 << LEN_BITS) - 1;
 pub struct RunTopic {
     qid: String,
     docs: Vec<RankedDoc>,
+    /// The low 32 bits of each result's [`docno_hash`], beside `docs`: computed once while
+    /// parsing (the duplicate check hashes every docno) and used again where the topic is
+    /// ranked to look its documents up in the qrels (`measures::topic::ranked_rels`), which
+    /// recomputed them. Every table that takes a docno hash keeps only these bits.
+    hashes: Vec<u32>,
     /// Where the lines of `docs` start, ascending by `first` (the first at 0 when any).
     stretches: Vec<Stretch>,
     /// Whether the duplicate check at the end must look at this topic: its results were not
@@ -87,6 +98,12 @@ impl RunTopic {
 
     pub fn docs(&self) -> &[RankedDoc] {
         &self.docs
+    }
+
+    /// The docno hash of `docs()[index]` (its low 32 bits, all that the qrels' tables use).
+    #[inline]
+    pub(crate) fn hash(&self, index: usize) -> u64 {
+        u64::from(self.hashes[index])
     }
 
     /// The 1-based line of the file `docs()[index]` was read from (saturating at `u32::MAX`).
@@ -322,7 +339,7 @@ impl RunParser {
     /// docno hashes meet, is left to that pass (`unchecked`), which reports what it finds in
     /// the same order and words as before; for every other topic it has nothing to find.
     #[inline]
-    fn track(&mut self, topic: usize, docno: &[u8]) {
+    fn track(&mut self, topic: usize, hash: u32) {
         let results = self.topics[topic].docs.len();
         if self.stretch != Some(topic) {
             if results > 0 {
@@ -337,14 +354,15 @@ impl RunParser {
         }
         let fits = u32::try_from(results).is_ok_and(|i| i < u32::MAX - 1);
         // equal 32-bit tags are enough to hand the topic to the exact check
-        if !fits || self.stretch_docnos.insert(docno_hash(docno)) {
+        if !fits || self.stretch_docnos.insert(u64::from(hash)) {
             self.topics[topic].unchecked = true;
         }
     }
 
     #[inline(always)]
     fn push(&mut self, topic: usize, docno: &[u8], score: f64, line_no: u64) {
-        self.track(topic, docno);
+        let hash = docno_hash(docno) as u32;
+        self.track(topic, hash);
         let place = put_docno(&mut self.arena, docno);
         let list = &mut self.topics[topic];
         if topic != self.line_topic || line_no != self.next_line {
@@ -361,6 +379,7 @@ impl RunParser {
         self.line_topic = topic;
         self.next_line = line_no + 1;
         list.docs.push(RankedDoc { score, place });
+        list.hashes.push(hash);
         self.num_results += 1;
     }
 
@@ -421,6 +440,7 @@ impl RunParser {
             self.came_back |= mine.drained;
             if mine.docs.is_empty() {
                 mine.docs = topic.docs;
+                mine.hashes = topic.hashes;
                 mine.stretches = topic.stretches;
                 mine.unchecked = topic.unchecked;
             } else {
@@ -433,6 +453,7 @@ impl RunParser {
                         })
                     }));
                 mine.docs.extend_from_slice(&topic.docs);
+                mine.hashes.extend_from_slice(&topic.hashes);
                 mine.unchecked = true;
             }
         }
@@ -472,6 +493,7 @@ impl RunParser {
             done.push(RunTopic {
                 qid: t.qid.clone(),
                 docs: std::mem::take(&mut t.docs),
+                hashes: std::mem::take(&mut t.hashes),
                 stretches: std::mem::take(&mut t.stretches),
                 unchecked: t.unchecked,
                 drained: false,
@@ -628,6 +650,7 @@ impl RunParser {
             topics.push(RunTopic {
                 qid: lossy(qid),
                 docs: Vec::with_capacity(room),
+                hashes: Vec::with_capacity(room),
                 stretches: Vec::new(),
                 unchecked: false,
                 drained: false,
@@ -671,7 +694,7 @@ fn check_topic_duplicates(
     seen.reset(topic.docs.len());
     for (i, doc) in topic.docs.iter().enumerate() {
         let docno = run.docno(doc);
-        let hash = docno_hash(docno);
+        let hash = topic.hash(i);
         let Some(i) = u32::try_from(i).ok().filter(|&i| i < u32::MAX - 1) else {
             return Err(ParseError {
                 file: run.name.clone(),
@@ -688,7 +711,7 @@ fn check_topic_duplicates(
             hash,
             i,
             |p| docno_of(p).is_some_and(|d| bytes_eq(d, docno)),
-            |p| docno_of(p).map_or(0, docno_hash),
+            |p| topic.hashes.get(p as usize).map_or(0, |&h| u64::from(h)),
         );
         match earlier.filter(|&p| (p as usize) < topic.docs.len()) {
             None => {}

@@ -1,7 +1,7 @@
 //! Per-topic precomputation shared by every measure: the ranked relevance vector and the
 //! relevance-level counts (trec_eval's form_res_rels.c), computed once per topic.
 
-use crate::formats::{bytes_cmp, docno_hash, QrelsTopic, RankedDoc, Run, RunTopic};
+use crate::formats::{bytes_cmp, QrelsTopic, RankedDoc, Run, RunTopic};
 
 /// Relevance given to a retrieved document that is not in the qrels at all.
 pub const NOT_POOLED: i32 = -1;
@@ -162,11 +162,9 @@ pub fn ranked_rels(
     rank(run, topic, opts.max_docs, scratch);
     out.clear();
     out.reserve(scratch.len());
-    // The hashes of the ranked docnos first, then the probes: in one loop, each miss-or-hit
-    // branch the CPU guessed wrong (15 % of documents are judged, at random) threw away the
-    // hashing under way behind it. The score keys are not needed any more.
+    // the parser's hashes of the docnos (`RunTopic::hash`), not computed again
     for pair in scratch.iter_mut() {
-        pair.0 = docno_hash(run.docno(&docs[pair.1 as usize]));
+        pair.0 = topic.hash(pair.1 as usize);
     }
     for &(hash, i) in scratch.iter() {
         let doc: &RankedDoc = &docs[i as usize];
