@@ -86,7 +86,6 @@ export async function screenshot(page, name) {
   await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
 }
 
-/** Records long tasks (main thread busy > 50 ms) from page start; read with `longTasks(page)`. */
 /** The files, loads under way and errors the page shows: said when a file never shows as
  * loaded, an occasional failure not reproduced (perf-marks.mjs, judges.test.mjs). */
 export async function whatThePageShows(page) {
@@ -96,6 +95,7 @@ export async function whatThePageShows(page) {
   }));
 }
 
+/** Records long tasks (main thread busy > 50 ms) from page start; read with `longTasks(page)`. */
 export async function observeLongTasks(page) {
   await page.addInitScript(() => {
     window.__longTasks = [];

@@ -19,7 +19,7 @@ use super::topic_index::TopicIndex;
 /// [`RunTopic`]'s `hashes`, since runs are scored topic by topic as they are parsed (natively
 /// and in the browser's two workers), so the 4 bytes a line of a topic are written and read
 /// back while in cache. Hashing each docno once instead of twice: the wasm engine's warm
-/// `evaluate()` 72-81 -> 67-68.5 ms (Node, 6 alternating pairs, 2026-11-25; wasm has no
+/// `evaluate()` 72-81 -> 67-68.5 ms (Node, a scratch script not kept, 6 alternating pairs, 2026-11-25; wasm has no
 /// 64x64->128-bit multiply, so its hash costs more), natively no change (farm-bench, CPU
 /// ratio 0.9995).
 #[derive(Debug, Clone, Copy)]

@@ -163,7 +163,7 @@ pub fn ranked_rels(
     out.clear();
     out.reserve(scratch.len());
     // The parser's hashes of the docnos (`RunTopic::hash`), not computed again, gathered
-    // before the probes: probing in the same loop was not faster (wasm under Node, 2026-11-25:
+    // before the probes: probing in the same loop was not faster (wasm under Node, a scratch script, 2026-11-25:
     // 63.8-68.5 against 64.3-69.3 ms a warm `evaluate()`).
     for pair in scratch.iter_mut() {
         pair.0 = topic.hash(pair.1 as usize);
