@@ -45,7 +45,7 @@ impl LineSplitter {
         else {
             return Ok(());
         };
-        let tail = match memchr::memrchr(b'\n', rest) {
+        let tail = match last_newline(rest) {
             Some(last) => {
                 self.line_no += on_block(parser, self.line_no + 1, &rest[..=last])?;
                 &rest[last + 1..]
@@ -57,7 +57,9 @@ impl LineSplitter {
     }
 
     /// Ends the line left pending by the previous chunk with the head of `chunk` and hands it
-    /// to `on_line`; returns the rest of `chunk`, or `None` when all of it was pending.
+    /// to `on_line`; returns the rest of `chunk`, or `None` when all of it was pending. Once a
+    /// chunk, so kept out of the parsers' hot functions (see [`last_newline`]).
+    #[inline(never)]
     fn complete_pending<'c, E>(
         &mut self,
         chunk: &'c [u8],
@@ -200,6 +202,15 @@ pub(crate) fn fields_bytewise<const N: usize>(
     }
     let newline = i + memchr::memchr(b'\n', &block[i..])?;
     Some((fields, newline + 1))
+}
+
+/// The offset of the last `\n` in `bytes`. Not inlined: it runs once a chunk, and inlined
+/// (memchr's SIMD search, with its prologue and epilogue) it made the parsers' hot functions
+/// larger, which V8 compiles with its optimising tier while a first `evaluate()` runs in the
+/// baseline one: the bigger the function, the later the switch.
+#[inline(never)]
+pub(crate) fn last_newline(bytes: &[u8]) -> Option<usize> {
+    memchr::memrchr(b'\n', bytes)
 }
 
 /// C's `isspace` in the "C" locale, which is what trec_eval splits fields on.

@@ -319,9 +319,7 @@ impl RunParser {
                     if let Some((start, end)) = tag.take() {
                         self.set_run_id(&block[start..end]);
                     }
-                    let end = memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |i| at + i);
-                    self.line(line_no, &block[at..end])?;
-                    at = end + 1;
+                    at = self.other_line(line_no, block, at)?;
                 }
             }
             line_no += 1;
@@ -330,6 +328,17 @@ impl RunParser {
             self.set_run_id(&block[start..end]);
         }
         Ok(line_no - first_line)
+    }
+
+    /// The line of `block` at `at` that the fast path did not take, through
+    /// [`line`](Self::line); returns where the next line starts. Out of line (see
+    /// [`last_newline`](super::lines::last_newline)): rare in runs.
+    #[cold]
+    #[inline(never)]
+    fn other_line(&mut self, line_no: u64, block: &[u8], at: usize) -> Result<usize, ParseError> {
+        let end = memchr::memchr(b'\n', &block[at..]).map_or(block.len(), |i| at + i);
+        self.line(line_no, &block[at..end])?;
+        Ok(end + 1)
     }
 
     /// The duplicate check of a topic read in one stretch (as runs are written), done here while
