@@ -15,27 +15,6 @@ use ragscope_infer::gguf::{GgufFile, VecSource};
 use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplate};
 use ragscope_infer::{Model, Tokenizer};
 
-/// What the README advertises, with ~3× margin over the measured worst case (see above).
-const LOGIT_TOL: f64 = 1e-6;
-const P_REL_TOL: f64 = 2e-5;
-
-/// Tolerances of one model. gemma3 is looser: ggml's CPU backend rounds GELU's input and output
-/// to f16, which we reproduce, but the rounding flips on values at an f16 boundary, and which
-/// values land there depends on the order the matmul kernel sums in. The tiny gemma3 model
-/// landed within 1.01e-5 × max|logit| and 6.3e-5 in p with the AVX-512 kernels (2026-11-22),
-/// and within 7.7e-6 × max|logit| but 2.6e-4 in p with the AVX2 kernels (an AMD EPYC without
-/// AVX-512, 2026-11-28: prompt 4, p ≈ 1.7e-29). p's relative error is the error of
-/// z_target − logsumexp(z), so it is bounded by twice the logit error, not by the logit error
-/// relative to max|logit|: 5e-4 keeps a 2× margin over the worst seen, still 20× below what
-/// the logit limit alone would allow.
-fn tolerances(name: &str) -> (f64, f64) {
-    if name.starts_with("gemma3") {
-        (2e-5, 5e-4)
-    } else {
-        (LOGIT_TOL, P_REL_TOL)
-    }
-}
-
 fn load(file: &str) -> (Model, Tokenizer) {
     let path = common::fixtures_dir().join(file);
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -57,7 +36,7 @@ fn logits_and_p_no_response_match_llama_cpp() {
         };
         models += 1;
         let (model, tok) = load(fx["model_file"].as_str().unwrap());
-        let (logit_tol, p_rel_tol) = tolerances(&name);
+        let (logit_tol, p_rel_tol) = common::cpu_oracle_tolerances(&name);
         let quantized = fx["reference"].as_str().unwrap().contains("twin");
         let target = common::ids(&fx["no_response_ids"])[0];
         let prompts: Vec<Vec<u32>> = entries.iter().map(|e| common::ids(&e["ids"])).collect();
