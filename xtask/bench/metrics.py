@@ -54,110 +54,134 @@ def generate_sized(folder, queries, docs=1000, seed=20261122):
 
 
 def sized_tools(a, qrels_path, run_path):
+    """Each tool as (command, extra environment)."""
+    measures = ["--measures", "nDCG@10,MAP,MRR,P@10,R@100"]
     tools = {
-        "trec-eval": [a.ragscope, "trec-eval", *MEASURES_TREC, qrels_path, run_path],
-        "eval": [a.ragscope, "eval", "--qrels", qrels_path, "--measures", "nDCG@10,MAP,MRR,P@10,R@100", run_path],
-        # one thread: CPU per line without the second thread's share of a hyperthreaded core
-        "eval 1 thread": ["env", "RAGSCOPE_THREADS=1", a.ragscope, "eval", "--qrels", qrels_path, "--measures", "nDCG@10,MAP,MRR,P@10,R@100", run_path],
+        "trec-eval": ([a.ragscope, "trec-eval", *MEASURES_TREC, qrels_path, run_path], {}),
+        "eval": ([a.ragscope, "eval", "--qrels", qrels_path, *measures, run_path], {}),
+        # one thread: CPU per line without the second thread's share of a hyperthreaded core.
+        # Set in the environment, not with `env`, so no second exec adds to the start-up.
+        "eval 1 thread": ([a.ragscope, "eval", "--qrels", qrels_path, *measures, run_path], {"RAGSCOPE_THREADS": "1"}),
     }
     if not a.no_pytrec:
-        tools["pytrec_eval"] = [sys.executable, "-c", PYTREC, qrels_path, run_path]
+        tools["pytrec_eval"] = ([sys.executable, "-c", PYTREC, qrels_path, run_path], {})
     return tools
 
 
-def start_up_cpu(a):
-    """Median CPU seconds of each tool on a one-line run: the process's fixed cost (exec, dynamic
-    linking, argument parsing, interpreter start), which no parser change can remove. The
-    `net` columns subtract it, so they show whether the per-line cost itself is flat."""
+def one_line_files(a):
     run_path, qrels_path = os.path.join(a.folder, "one-line.run"), os.path.join(a.folder, "one-line.qrels")
     with open(run_path, "w") as f:
         f.write("1000000 Q0 7 1 12.500000 Anserini\n")
     with open(qrels_path, "w") as f:
         f.write("1000000 0 7 1\n")
-    tools = sized_tools(a, qrels_path, run_path)
-    cpus = {n: [] for n in tools}
-    for _ in range(9):
-        for n, cmd in tools.items():
-            timed(cmd)
-            cpus[n].append(CPU[-1])
-    return {n: statistics.median(c) for n, c in cpus.items()}
+    return run_path, qrels_path
 
 
 def sizes(a):
-    """Time per line from ~1 MB to ~280 MB runs (`bench metrics --sizes`): is it flat?"""
+    """Time per line from ~1 MB to ~280 MB runs (`bench metrics --sizes`): is it flat?
+
+    Each timing of a tool on a sized run is paired with one, just before, on a one-line run:
+    the process's fixed cost (exec, dynamic linking, argument parsing, interpreter start),
+    which no parser change can remove. The `net` columns are the median of those paired
+    differences. And the sizes are timed in sweeps, each sweep timing every size, so that drift
+    in the shared VM's speed over the minutes of a run falls on all sizes alike. Both matter at
+    1 MB, where the difference is a few milliseconds against a start-up of about as much: a
+    first version timed the start-up once, then each size in a block of its own, and read
+    1.18-1.24 of the 41 MB run's per-line cost at 1.2 MB on a VM where paired rounds read
+    1.07-1.13; the same version read 0.65-0.83 at 290 MB in a block timed at a higher load."""
     counts = [int(q) for q in a.sizes.split(",")]
-    rows = []
-    start = start_up_cpu(a)
-    print("start-up (one-line run), CPU s: " + ", ".join(f"{n} {c:.4f}" for n, c in start.items()), flush=True)
+    one_run, one_qrels = one_line_files(a)
+    sized = []
     for queries in counts:
         run_path, qrels_path = generate_sized(a.folder, queries)
         size = os.path.getsize(run_path)
+        # A 1 MB run takes a few milliseconds, where a scheduler tick is a large share: many
+        # timings for the short ones (medians), one a sweep for pytrec_eval's 9 s at 290 MB.
+        timings = 101 if size < 5e6 else 25 if size < 20e6 else 9 if size < 50e6 else 1
+        sized.append((queries, size, sized_tools(a, qrels_path, run_path), timings))
+    start_tools = sized_tools(a, one_qrels, one_run)
+    sweeps = max(a.repeat, 7)
+    walls, cpus, nets, starts, faults = ({(q, n): [] for q, _, tools, _ in sized for n in tools} for _ in range(5))
+    for q, _, tools, _ in sized:
+        for n in tools:
+            timed(*start_tools[n])
+            timed(*tools[n])
+    for sweep in range(sweeps):
+        for q, size, tools, timings in sized:
+            for _ in range(-(-timings // sweeps)):
+                for n in tools:
+                    timed(*start_tools[n])
+                    start_cpu, start_faults = CPU[-1], FAULTS[-1]
+                    walls[q, n].append(timed(*tools[n])[0])
+                    cpus[q, n].append(CPU[-1])
+                    nets[q, n].append(CPU[-1] - start_cpu)
+                    starts[q, n].append(start_cpu)
+                    faults[q, n].append(FAULTS[-1] - start_faults)
+        print(f"sweep {sweep + 1}/{sweeps} done, load {os.getloadavg()[0]:.1f}", flush=True)
+    rows = []
+    for queries, size, tools, _ in sized:
         lines = queries * 1000
-        tools = sized_tools(a, qrels_path, run_path)
-        # A 1 MB run takes a few milliseconds, where a scheduler tick is a large share: more
-        # rounds for the short ones (medians), fewer for pytrec_eval's 9 s at 290 MB.
-        repeat = max(a.repeat, 25) if size < 5e6 else max(a.repeat, 9) if size < 50e6 else max(a.repeat, 3)
-        for cmd in tools.values():
-            timed(cmd)
-        walls = {n: [] for n in tools}
-        cpus = {n: [] for n in tools}
-        for _ in range(repeat):
-            for n, cmd in tools.items():
-                walls[n].append(timed(cmd)[0])
-                cpus[n].append(CPU[-1])
-        rss = {n: peak_rss(cmd) for n, cmd in tools.items()}
-        med = {n: statistics.median(w) for n, w in walls.items()}
-        cpu = {n: statistics.median(c) for n, c in cpus.items()}
-        rows.append((queries, size, lines, med, rss, cpu))
-        print(f"{queries:>6} queries, {size / 1e6:7.1f} MB, load {os.getloadavg()[0]:.1f}: " + ", ".join(
-            f"{n} {med[n]:.3f} s wall, {cpu[n]:.3f} s CPU ({cpu[n] / lines * 1e9:.0f} CPU ns/line, {rss[n] / size:.2f}x file)"
+        rss = {n: peak_rss(*tools[n]) for n in tools}
+        med = {n: statistics.median(walls[queries, n]) for n in tools}
+        cpu = {n: statistics.median(cpus[queries, n]) for n in tools}
+        net = {n: statistics.median(nets[queries, n]) for n in tools}
+        start = {n: statistics.median(starts[queries, n]) for n in tools}
+        fault = {n: statistics.median(faults[queries, n]) for n in tools}
+        rows.append((queries, size, lines, med, rss, cpu, net, fault))
+        print(f"{queries:>6} queries, {size / 1e6:7.1f} MB, {len(walls[queries, next(iter(tools))])} timings: " + ", ".join(
+            f"{n} {med[n]:.3f} s wall, {cpu[n]:.4f} s CPU (start-up {start[n] * 1e3:.2f} ms; net {net[n] / lines * 1e9:.0f} ns/line, "
+            f"{fault[n] / lines * 1e3:.1f} page faults per 1,000 lines; peak {rss[n] / size:.2f}x file)"
             for n in tools), flush=True)
     ref = next((r for r in rows if r[0] == 1000), rows[0])
     names = list(rows[0][3])
     print(f"\n{'queries':>7} {'run MB':>8} " + " ".join(
-        f"{n + ' wall s':>18} {'CPU s':>7} {'CPU ns/line':>11} {'vs 1000q':>8} {'net ns/line':>11} {'net vs 1000q':>12} {'RSS MB':>8} {'RSS/file':>8}" for n in names))
-    for queries, size, lines, med, rss, cpu in rows:
+        f"{n + ' wall s':>18} {'CPU s':>7} {'CPU ns/line':>11} {'net ns/line':>11} {'net vs 1000q':>12} {'faults/1k':>9} {'RSS MB':>8} {'RSS/file':>8}" for n in names))
+    for queries, size, lines, med, rss, cpu, net, fault in rows:
         cells = []
         for n in names:
-            per = cpu[n] / lines
-            ref_per = ref[5][n] / ref[2]
-            net = (cpu[n] - start[n]) / lines
-            ref_net = (ref[5][n] - start[n]) / ref[2]
-            cells.append(f"{med[n]:18.3f} {cpu[n]:7.3f} {per * 1e9:11.0f} {per / ref_per:8.2f} {net * 1e9:11.0f} {net / ref_net:12.2f} {rss[n] / 1e6:8.1f} {rss[n] / size:8.2f}")
+            per = net[n] / lines
+            ref_per = ref[6][n] / ref[2]
+            cells.append(f"{med[n]:18.3f} {cpu[n]:7.3f} {cpu[n] / lines * 1e9:11.0f} {per * 1e9:11.0f} {per / ref_per:12.2f} "
+                         f"{fault[n] / lines * 1e3:9.1f} {rss[n] / 1e6:8.1f} {rss[n] / size:8.2f}")
         print(f"{queries:>7} {size / 1e6:8.1f} " + " ".join(cells))
     if "pytrec_eval" in names:
         print("\nvs pytrec_eval (wall; CPU): " + "; ".join(
             f"{q} queries: trec-eval {m['pytrec_eval'] / m['trec-eval']:.1f}x; {c['pytrec_eval'] / c['trec-eval']:.1f}x, "
             f"eval {m['pytrec_eval'] / m['eval']:.1f}x; {c['pytrec_eval'] / c['eval']:.1f}x"
-            for q, _, _, m, _, c in rows))
+            for q, _, _, m, _, c, _, _ in rows))
 
 
 CPU = []
+FAULTS = []
 
 
 def cpu_of_children():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+    return r.ru_utime + r.ru_stime, r.ru_minflt
 
 
-def timed(cmd):
+def timed(cmd, env=None):
     """Wall seconds and output of one child process; its CPU seconds (user + system, all
     threads) go to CPU[-1]: on a shared, loaded machine they vary far less than wall time."""
-    c0 = cpu_of_children()
+    c0, f0 = cpu_of_children()
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, **env) if env else None)
     out, err = p.communicate()
     wall = time.perf_counter() - t0
-    CPU.append(cpu_of_children() - c0)
+    c1, f1 = cpu_of_children()
+    CPU.append(c1 - c0)
+    FAULTS.append(f1 - f0)
     # communicate() reaped the child; its rusage comes from the children total delta instead.
     if p.returncode != 0:
         sys.exit(f"{cmd[0]} failed: {err.decode()[-2000:]}")
     return wall, out.decode()
 
 
-def peak_rss(cmd):
+def peak_rss(cmd, env=None):
     pid = os.fork()
     if pid == 0:
+        if env:
+            os.environ.update(env)
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
