@@ -540,16 +540,16 @@ impl RunParser {
         Some(run)
     }
 
-    /// [`feed`](Self::feed), then the topics that `chunk` completed go to `score` (as
-    /// [`drain`](Self::drain) hands them out) and their memory is reused for the next ones:
-    /// scoring as the parse goes, on this thread. Once [`came_back`](Self::came_back) says so,
-    /// nothing more is scored, and the caller must parse the run again without this.
+    /// [`feed`](Self::feed) on this thread only, then the topics that `chunk` completed go to
+    /// `score` (as [`drain`](Self::drain) hands them out) and their memory is reused for the
+    /// next ones: scoring as the parse goes, on this thread. Once [`came_back`](Self::came_back)
+    /// says so, nothing more is scored, and the caller must parse the run again without this.
     pub fn feed_and_score(
         &mut self,
         chunk: &[u8],
         score: impl FnOnce(&Run),
     ) -> Result<(), ParseError> {
-        self.feed(chunk)?;
+        self.feed_serial(chunk)?;
         if !self.came_back {
             let spare = std::mem::take(&mut self.spare_arena);
             if let Some(part) = self.drain(spare) {
