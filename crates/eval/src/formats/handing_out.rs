@@ -158,13 +158,17 @@ fn test_one_thread() -> bool {
     false
 }
 
+/// A test's slice size, if it set one.
+fn test_slice() -> Option<usize> {
+    #[cfg(test)]
+    return TEST_SLICE.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    None
+}
+
 /// The largest slice ([`SLICE`], or a test's).
 fn full_slice() -> usize {
-    #[cfg(test)]
-    if let Some(bytes) = TEST_SLICE.with(std::cell::Cell::get) {
-        return bytes;
-    }
-    SLICE
+    test_slice().unwrap_or(SLICE)
 }
 
 /// An eighth of a run of `total` bytes, as a power of two from [`MIN_SLICE`] to [`SLICE`].
@@ -177,11 +181,7 @@ fn full_slice() -> usize {
 /// (a scratch script timing both builds in turn, paired with one-line runs); an 8 MB run from
 /// 30.0 to 26.4 ms wall.
 fn slice_bytes(total: usize) -> usize {
-    #[cfg(test)]
-    if let Some(bytes) = TEST_SLICE.with(std::cell::Cell::get) {
-        return bytes;
-    }
-    (total / 8).next_power_of_two().clamp(MIN_SLICE, SLICE)
+    test_slice().unwrap_or_else(|| (total / 8).next_power_of_two().clamp(MIN_SLICE, SLICE))
 }
 
 #[allow(unused_variables)]
