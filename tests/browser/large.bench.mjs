@@ -1,4 +1,4 @@
-// The large case of issue #12, opt-in (RAGSCOPE_E2E_LARGE=1; writes ~340 MB under
+// The large case of issue #12, a benchmark run by `cargo xtask bench browser large` (writes ~340 MB under
 // target/bench/sized, the same files as `cargo xtask bench metrics --sizes`): a 7,000-query x
 // 1,000-document run shaped like MS MARCO dev (~290 MB) evaluated in a tab, against the native
 // CLI on the same files. Reported, not asserted (shared machine): time, where it went, peak
@@ -14,7 +14,6 @@ import { startServer, launch, artifacts, observeLongTasks, longTasks } from './h
 import { watchLoad, timeBreakdown, pageSeconds, wholeInWorker } from './perf-marks.mjs';
 
 const root = resolve(process.env.RAGSCOPE_ROOT ?? '../..');
-const enabled = process.env.RAGSCOPE_E2E_LARGE === '1';
 const queries = Number(process.env.RAGSCOPE_E2E_LARGE_QUERIES ?? 7000);
 // Passed to Chromium (which ignores it) to find this browser's processes in /proc.
 const TAG = `--ragscope-large-${process.pid}`;
@@ -46,7 +45,7 @@ function chromiumRss() {
   return out;
 }
 
-test('7,000 x 1,000 run (MS MARCO dev size) in a tab: time and peak memory', { skip: !enabled && 'set RAGSCOPE_E2E_LARGE=1', timeout: 1_800_000 }, async () => {
+test('7,000 x 1,000 run (MS MARCO dev size) in a tab: time and peak memory', { timeout: 1_800_000 }, async () => {
   const dir = join(root, 'target/bench/sized');
   await mkdir(dir, { recursive: true });
   execFileSync('python3', ['-c',
