@@ -1,6 +1,6 @@
 //! p(NO-RESPONSE) and UDCG of the lost-in-the-middle page's remote model, natively, against
 //! crates/judge's fake OpenAI-compatible server over real HTTP. Its fake model serves documented
-//! log-probabilities (crates/judge/src/fake.rs): `FAKE{lp=X}` in a passage makes p(NO-RESPONSE)
+//! log-probabilities (crates/judge-fake/src/lib.rs): `FAKE{lp=X}` in a passage makes p(NO-RESPONSE)
 //! of that passage alone e^X — the chat endpoint lists "NO" at X among its top 20, the echo gives
 //! the appended token X — and of a whole context the first `lp` of its prompt; without `lp` the
 //! chat endpoint lists no NO-RESPONSE token (an upper bound only); `lpfail` fails the
@@ -14,9 +14,9 @@ use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion, RemoteModel, Remo
 use futures::executor::block_on;
 use ragscope_eval::rag::udcg::udcg_of_context;
 use ragscope_eval::rag::{Judgment, UdcgParams};
-use ragscope_judge::fake::{self, FakeServer};
 use ragscope_judge::native::{ThreadRuntime, UreqTransport};
 use ragscope_judge::{Control, Env, MemoryCache};
+use ragscope_judge_fake::{self as fake, FakeServer};
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -117,7 +117,7 @@ export function recordCspViolations(page) {
 }
 
 /**
- * Starts crates/judge's fake LLM provider on a free loopback port with a scenario ("markers",
+ * Starts crates/judge-fake's fake LLM provider on a free loopback port with a scenario ("markers",
  * "shifted", …): the prebuilt binary from RAGSCOPE_FAKE_PROVIDER (what `cargo xtask test` builds),
  * else `cargo run` in the repository at RAGSCOPE_ROOT. Returns the child and its origin.
  */
@@ -126,7 +126,7 @@ export async function startFakeProvider(scenario = 'markers') {
   const bin = process.env.RAGSCOPE_FAKE_PROVIDER;
   const [cmd, args] = bin
     ? [bin, ['--port', '0', '--scenario', scenario]]
-    : ['cargo', ['run', '--quiet', '-p', 'ragscope-judge', '--features', 'native', '--example', 'fake_provider',
+    : ['cargo', ['run', '--quiet', '-p', 'ragscope-judge-fake', '--bin', 'fake_provider',
       '--', '--port', '0', '--scenario', scenario]];
   const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
   const line = await new Promise((ok, fail) => {

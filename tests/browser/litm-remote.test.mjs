@@ -1,6 +1,6 @@
 // The lost-in-the-middle page (#/learn/lost-in-the-middle) with a remote LLM through the Judges
 // layer, end to end against crates/judge's fake provider on 127.0.0.1 (an OpenAI-compatible
-// server). Its free-text reader answers from the FIRST passage only (crates/judge/src/fake.rs):
+// server). Its free-text reader answers from the FIRST passage only (crates/judge-fake/src/lib.rs):
 // `FAKE{answer=X}` in each gold passage, `FAKE{d}` in every distractor, so a context is answered
 // correctly exactly when its gold passage is at position 1, and NO-RESPONSE otherwise; the third
 // question's gold also carries `400`, so each of its calls fails (400 is not retried).

@@ -316,10 +316,8 @@ fn browser_e2e() -> Result<String> {
     run(cmd::cargo().args([
         "build",
         "-p",
-        "ragscope-judge",
-        "--features",
-        "native",
-        "--example",
+        "ragscope-judge-fake",
+        "--bin",
         "fake_provider",
     ]))?;
     // compute-webgpu.test.mjs compares the page's utilities with `ragscope utility --backend cpu`.
@@ -347,7 +345,7 @@ pub fn node_test() -> Command {
         .current_dir(root().join("tests/browser"))
         .env(
             "RAGSCOPE_FAKE_PROVIDER",
-            root().join("target/debug/examples/fake_provider"),
+            root().join("target/debug/fake_provider"),
         )
         .env("RAGSCOPE_CLI", root().join("target/debug/ragscope"))
         .env("RAGSCOPE_DIST", root().join("dist"))

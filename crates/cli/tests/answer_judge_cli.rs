@@ -8,7 +8,7 @@
 //! resumes and decodes only q4 with the tiny fixture model); the fake server reads its verdict
 //! from a `FAKE{...}` directive in each question.
 
-use ragscope_judge::fake::{self, FakeServer};
+use ragscope_judge_fake::{self as fake, FakeServer};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

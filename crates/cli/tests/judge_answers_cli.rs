@@ -4,7 +4,7 @@
 //! nuggetizer's assignment format (fields and order of its assignments.jsonl), RAGElo's unit-test
 //! CSVs through `pairwise` come out with RAGElo's pairwise CSV columns.
 
-use ragscope_judge::fake::{self, FakeServer};
+use ragscope_judge_fake::{self as fake, FakeServer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

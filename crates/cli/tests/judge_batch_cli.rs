@@ -5,7 +5,7 @@
 //! pairwise and pointwise (RAGElo's CSVs), nuggets assign and score (nuggetizer's files) and
 //! nuggets create (rounds, re-asks), the batch output equals the synchronous output byte for byte.
 
-use ragscope_judge::fake::{self, FakeServer};
+use ragscope_judge_fake::{self as fake, FakeServer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

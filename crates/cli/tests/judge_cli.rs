@@ -2,7 +2,7 @@
 //! umbrela's own sample run and qrels (shared/data/umbrela): the fake server answers each passage
 //! with the grade umbrela's sample qrels give it, so the written qrels must reproduce them.
 
-use ragscope_judge::fake::{self, FakeServer};
+use ragscope_judge_fake::{self as fake, FakeServer};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

@@ -3,7 +3,7 @@
 //! appended token's): run mode (utilities TSV) with a template file, JSON mode through the chat
 //! endpoint with bounds flagged, a misaligned server refused, and a dry run that sends nothing.
 
-use ragscope_judge::fake::{self, fake_alternative_logprob, FakeServer};
+use ragscope_judge_fake::{self as fake, fake_alternative_logprob, FakeServer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -21,8 +21,6 @@ pub mod runner;
 pub mod task;
 
 #[cfg(feature = "native")]
-pub mod fake;
-#[cfg(feature = "native")]
 pub mod native;
 
 pub use cache::{CacheKey, CacheStore, CachedReply, MemoryCache};

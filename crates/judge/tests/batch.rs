@@ -11,7 +11,6 @@ use ragscope_judge::batch::{
     self, prefetch, BatchEvent, BatchOnly, BatchOptions, ItemResult, MemoryStateStore, Outcome,
     Polled, StateStore,
 };
-use ragscope_judge::fake::{self, FakeServer};
 use ragscope_judge::native::{DirCache, UreqTransport};
 use ragscope_judge::provider;
 use ragscope_judge::task::umbrela::Umbrela;
@@ -19,6 +18,7 @@ use ragscope_judge::{
     run_job, ApiKey, Budget, CacheStore, Control, Env, Job, JudgeOptions, ProviderConfig,
     ProviderKind, RunSummary, Runtime, Status,
 };
+use ragscope_judge_fake::{self as fake, FakeServer};
 use serde_json::json;
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -4,7 +4,6 @@
 
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
-use ragscope_judge::fake::{self, FakeServer, FAKE_INPUT_TOKENS, FAKE_OUTPUT_TOKENS};
 use ragscope_judge::native::{DirCache, UreqTransport};
 use ragscope_judge::provider;
 use ragscope_judge::runner::estimate;
@@ -13,6 +12,7 @@ use ragscope_judge::{
     run_job, ApiKey, Budget, CacheStore, Control, Env, Event, Job, JudgeOptions, MemoryCache,
     Price, ProviderConfig, ProviderKind, RunSummary, Runtime, Status,
 };
+use ragscope_judge_fake::{self as fake, FakeServer, FAKE_INPUT_TOKENS, FAKE_OUTPUT_TOKENS};
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;

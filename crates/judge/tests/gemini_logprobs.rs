@@ -6,7 +6,6 @@
 
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
-use ragscope_judge::fake::{self, fake_alternative_logprob, FakeServer, FAKE_CHAT_LOGPROB};
 use ragscope_judge::native::UreqTransport;
 use ragscope_judge::provider::{self, gemini, Call, ReplyError};
 use ragscope_judge::task::utility::{Prompt, Scoring, Utility, TOP_LOGPROBS};
@@ -14,6 +13,7 @@ use ragscope_judge::{
     run_job, ApiKey, Control, Env, ItemKey, Job, JudgeOptions, MemoryCache, ProviderConfig,
     ProviderKind, RetryPolicy, Runtime, Status, Task,
 };
+use ragscope_judge_fake::{self as fake, fake_alternative_logprob, FakeServer, FAKE_CHAT_LOGPROB};
 use serde_json::{json, Value};
 use std::rc::Rc;
 use std::time::Duration;

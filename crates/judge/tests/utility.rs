@@ -5,10 +5,6 @@
 
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
-use ragscope_judge::fake::{
-    self, fake_alternative_logprob, fake_logprob, fake_tokens, FakeServer, Script,
-    FAKE_CHAT_LOGPROB, FAKE_GENERATED,
-};
 use ragscope_judge::native::UreqTransport;
 use ragscope_judge::provider;
 use ragscope_judge::task::utility::{
@@ -17,6 +13,10 @@ use ragscope_judge::task::utility::{
 use ragscope_judge::{
     run_job, Control, Env, ItemKey, Job, JudgeOptions, MemoryCache, ProviderConfig, ProviderKind,
     RetryPolicy, RunSummary, Runtime, Status, Task,
+};
+use ragscope_judge_fake::{
+    self as fake, fake_alternative_logprob, fake_logprob, fake_tokens, FakeServer, Script,
+    FAKE_CHAT_LOGPROB, FAKE_GENERATED,
 };
 use serde_json::Value;
 use std::cell::RefCell;

@@ -200,13 +200,13 @@ mod tests {
     use super::*;
     use futures::executor::block_on;
     use futures::future::LocalBoxFuture;
-    use ragscope_judge::fake::{self, FakeServer};
     use ragscope_judge::native::UreqTransport;
     use ragscope_judge::task::umbrela::Umbrela;
     use ragscope_judge::{
         provider, run_job, ApiKey, CacheStore, Control, MemoryCache, ProviderConfig, ProviderKind,
         Runtime,
     };
+    use ragscope_judge_fake::{self as fake, FakeServer};
 
     struct Instant;
     impl Runtime for Instant {

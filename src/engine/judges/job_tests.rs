@@ -333,8 +333,8 @@ fn a_key_goes_only_into_the_request_headers() {
 /// retried, the unparseable reply a failure, and a rerun on the cache sending nothing.
 #[test]
 fn the_e2e_fixtures_against_the_fake_provider() {
-    use ragscope_judge::fake::{markers, FakeServer};
     use ragscope_judge::native::{ThreadRuntime, UreqTransport};
+    use ragscope_judge_fake::{markers, FakeServer};
     let dir = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/browser/fixtures/judges/"

@@ -9,9 +9,9 @@ use crate::answers_protocol::AnswerFile;
 use crate::engine::Workspace;
 use crate::protocol::judges::{JudgeOutcome, JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs};
 use crate::protocol::{FileKind, Request, Response};
-use ragscope_judge::fake::{markers, FakeServer};
 use ragscope_judge::native::{ThreadRuntime, UreqTransport};
 use ragscope_judge::{Control, Env, MemoryCache};
+use ragscope_judge_fake::{markers, FakeServer};
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -14,9 +14,9 @@ use crate::protocol::judges::{
 };
 use crate::protocol::{FileKind, Response};
 use ragscope_infer::gguf::VecSource;
-use ragscope_judge::fake::{self, fake_alternative_logprob, FakeServer};
 use ragscope_judge::native::{ThreadRuntime, UreqTransport};
 use ragscope_judge::{Control, Env, MemoryCache};
+use ragscope_judge_fake::{self as fake, fake_alternative_logprob, FakeServer};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::rc::Rc;

@@ -1,9 +1,9 @@
 //! The fake provider server on its own, for the browser end-to-end test:
-//! `cargo run -p ragscope-judge --example fake_provider -- --port 0 --scenario markers`
+//! `cargo run -p ragscope-judge-fake --bin fake_provider -- --port 0 --scenario markers`
 //! prints the port on the first line of stdout, then serves until killed. `GET /__fake/requests`
 //! returns what it received (`count`, `max_in_flight`, `requests`).
 
-use ragscope_judge::fake::{scenario, FakeServer};
+use ragscope_judge_fake::{scenario, FakeServer};
 use std::io::Write;
 
 fn main() {
