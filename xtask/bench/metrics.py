@@ -4,7 +4,7 @@ Generates a 1,000-query x 1,000-doc run with graded qrels (deterministic, ~38 MB
 nDCG@10, MAP, MRR, P@10 and R@100 including parsing, each tool in its own process (so peak RSS
 is the tool's own), and prints medians and ratios. Run by xtask in a venv it creates.
 """
-import argparse, json, os, random, resource, statistics, subprocess, sys, time
+import argparse, ast, json, os, random, resource, statistics, subprocess, sys, time
 
 MEASURES_TREC = ["-m", "ndcg_cut.10", "-m", "map", "-m", "recip_rank", "-m", "P.10", "-m", "recall.100"]
 
@@ -246,8 +246,9 @@ def main():
         tools["ragscope wasm (node)"] = ["node", a.wasm_node, qrels_path, run_path]
     # One warm-up each (ranx compiles with numba on first use; page cache), then alternate
     # tools in each round so noise on this shared machine hits all of them alike.
-    for name, cmd in tools.items():
-        timed(cmd)
+    warm = {name: timed(cmd)[1] for name, cmd in tools.items()}
+    # A speed figure for wrong numbers is worthless: the values must equal pytrec_eval's first.
+    check_values(a.ragscope, qrels_path, run_path, warm)
     walls = {name: [] for name in tools}
     cpus = {name: [] for name in tools}
     inside = []
@@ -272,7 +273,44 @@ def main():
         print(f"\nwasm / native single-threaded: {wasm_all / native:.2f}x as whole processes "
               f"(node start-up and reading included); {wasm_in / native:.2f}x for evaluate() alone "
               f"({wasm_in:.3f} s: copying into wasm memory, parsing, scoring)")
+    # The headline: the worst reading beside the median (rounds alternate the tools, so each
+    # round's ratio compares readings taken seconds apart).
+    for name in tools:
+        if name == "pytrec_eval" or not name.startswith("ragscope"):
+            continue
+        ratios = [p / t for p, t in zip(walls["pytrec_eval"], walls[name])]
+        print(f"headline: {name} is {base / statistics.median(walls[name]):.1f}x pytrec_eval in wall time "
+              f"(median of {len(ratios)} rounds; worst round {min(ratios):.1f}x, best {max(ratios):.1f}x)")
     print(json.dumps({n: statistics.median(w) for n, w in walls.items()}))
+
+
+# trec_eval's names (pytrec_eval's keys) and the CLI's names of the timed measures.
+CHECKED = [("ndcg_cut_10", "nDCG@10"), ("map", "MAP"), ("recip_rank", "MRR"), ("P_10", "P@10"), ("recall_100", "R@100")]
+
+
+def check_values(ragscope, qrels_path, run_path, warm):
+    """Exits non-zero unless ragscope's values equal pytrec_eval's on the timed workload:
+    `eval --format json` within 1e-12 and `trec-eval`'s 4-decimal output to its rounding."""
+    want = ast.literal_eval(warm["pytrec_eval"].strip().splitlines()[-1])
+    out = subprocess.run([ragscope, "eval", "--qrels", qrels_path, "--format", "json", "--measures",
+                          ",".join(n for _, n in CHECKED), run_path],
+                         check=True, capture_output=True, text=True).stdout
+    got = json.loads(out)["runs"][0]["summary"]
+    trec = {}
+    for line in warm["ragscope trec-eval"].splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] == "all":
+            trec[f[0]] = f[2]
+    bad = []
+    for key, name in CHECKED:
+        if abs(got[name] - want[key]) > 1e-12:
+            bad.append(f"eval {name} {got[name]!r} vs pytrec_eval {want[key]!r}")
+        if trec.get(key) != f"{want[key]:.4f}":
+            bad.append(f"trec-eval {key} {trec.get(key)} vs pytrec_eval {want[key]:.4f}")
+    if bad:
+        sys.exit("ragscope's values differ from pytrec_eval's on the timed workload:\n  " + "\n  ".join(bad))
+    print("values: ragscope eval equals pytrec_eval within 1e-12 and trec-eval to its 4 decimals on "
+          + ", ".join(n for _, n in CHECKED))
 
 
 if __name__ == "__main__":
