@@ -253,8 +253,8 @@ fn infer_decode(python: &std::path::Path, dir: &std::path::Path) -> Result {
 
 /// The wgpu backend on the same model and prompts: prefill tokens/s (the utility path), greedy
 /// decoding tokens/s (all prompts decoding together), and the prefill GEMMs' achieved FLOP/s
-/// (examples/gpu_bench.rs). On a software adapter (lavapipe: a CPU emulation) two prompts and
-/// 8 new tokens only.
+/// (crates/infer/examples/gpu_bench/). On a software adapter (lavapipe: a CPU emulation) two
+/// prompts and 8 new tokens only.
 fn infer_gpu(model: &std::path::Path, prompts: &std::path::Path) -> Result {
     let bench = build_gpu_bench()?;
     let probe = cmd::output(Command::new(&bench).arg("--model").arg(model).args([

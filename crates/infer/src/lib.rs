@@ -1,9 +1,13 @@
-//! ragscope-infer: GGUF reader, tokenizers, chat templates and a CPU reference forward pass used
-//! to compute passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG (prefill) and greedy answers
-//! (decoding with a KV cache).
+//! ragscope-infer: GGUF reader, tokenizers, chat templates and two forward passes used to compute
+//! passage utilities u = R·(1 − p(NO-RESPONSE)) for UDCG (prefill) and greedy answers (decoding
+//! with a KV cache): the CPU engine (`model`, `generate`) and, with the crate feature `gpu`, the
+//! wgpu backend (`gpu`: WGSL compute shaders on Vulkan/Metal/DX12 natively and WebGPU in the
+//! browser).
 //!
-//! The CPU engine is the reference the WebGPU backend (a later issue) is checked against; the
-//! engine itself is checked against llama.cpp through fixtures written by `tests/oracle/generate.py`.
+//! The CPU engine is checked against llama.cpp through fixtures written by
+//! `tests/oracle/generate.py`; the GPU backend is checked against the CPU engine, kernel by
+//! kernel (each WGSL kernel against its CPU twin, `gpu/ops/<op>/`) and end to end
+//! (`tests/gpu_oracle.rs`).
 
 pub mod answer;
 pub mod error;

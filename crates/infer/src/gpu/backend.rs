@@ -5,9 +5,9 @@
 //! A batch that runs out of GPU memory is run in smaller parts on a new device instead.
 //! It also decodes (`generate::greedy` calls its `greedy`), with the same recovery.
 
-use super::context::GpuContext;
-use super::engine::GpuModel;
+use super::device::GpuContext;
 use super::error::GpuError;
+use super::upload::GpuModel;
 use crate::error::Result;
 use crate::generate::{Generation, GreedyOptions};
 use crate::model::{Model, PrefillBackend, PrefillOutput};

@@ -118,3 +118,23 @@ pub fn repack_raw(ty: GgmlType, cols: usize, src: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every type the GGUF reader accepts has its own slot in the GPU's kernel tables.
+    #[test]
+    fn every_weight_type_has_its_place_in_gpu_types() {
+        let mut seen = 0;
+        for id in 0..64 {
+            if let Ok(ty) = GgmlType::from_id(id) {
+                let i = gpu_type_index(ty);
+                assert!(i < GPU_TYPES.len(), "{}: slot {i}", ty.name());
+                assert_eq!(GPU_TYPES[i], ty, "{}", ty.name());
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, GPU_TYPES.len());
+    }
+}

@@ -1,7 +1,7 @@
 //! Reading a buffer back: map it, wait for the mapping (natively by polling the device; in the
 //! browser by returning to the event loop through the awaited channel), copy, unmap.
 
-use super::context::GpuContext;
+use super::device::GpuContext;
 use super::error::GpuError;
 
 pub(crate) async fn read_f32(

@@ -10,7 +10,7 @@
 //             input and output rounded to f16 (round to nearest even, done with bit operations
 //             so no shader-f16 is needed), tanh formula, 0 below -10 and x above 10.
 // CPU twins also: gpu::twin::{scatter_rows, geglu}.
-// The fused projections (engine.rs `Proj::Fused`: one GEMM over Q|K|V or gate|up rows) write
+// The fused projections (upload.rs `Proj::Fused`: one GEMM over Q|K|V or gate|up rows) write
 // rows that hold several outputs side by side; these kernels take them apart:
 //   split:         y[r * dim + c] = a[r * src_stride + src_col + c]  (Q, K or V of the QKV rows),
 //                  + a[src_plane + (same index)] when src_plane > 0 (a split-K product's 2 planes)

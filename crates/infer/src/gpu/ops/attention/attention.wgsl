@@ -6,14 +6,14 @@
 // A workgroup takes 64 consecutive query tokens of one head; keys and values stream through
 // workgroup memory in tiles of 1024 / head_dim rows, and each thread keeps an online softmax
 // (running max, running sum, rescaled f32 accumulator), so memory stays linear in the prompt
-// length. Head vectors are handled as vec4s (head_dim must be a multiple of 4; engine.rs checks):
+// length. Head vectors are handled as vec4s (head_dim must be a multiple of 4; upload.rs checks):
 // a quarter of the loop iterations (naga bounds each one with a counter) and 128-bit loads; the
 // dot products keep the scalar fma order. Keys per tile grew from a fixed 8 to 16 for head_dim 64
 // (fewer barriers); measured on an H100 this kernel had become the largest cost per layer after
 // the matmul was sped up.
 //
 // window > 0 (Gemma 3's local layers): a query sees only the keys less than `window` positions
-// before it. Two builds (context.rs): heads up to 128 values, and a wide one (heads up to 256)
+// before it. Two builds (mod.rs beside this file): heads up to 128 values, and a wide one (heads up to 256)
 // compiled from this source with MAX_HD and MAX_HD4 replaced, so the common case keeps its
 // small register arrays.
 

@@ -11,6 +11,10 @@
 //! and each prefill GEMM's achieved FLOP/s (2·M·N·K / kernel time, from timestamp queries when the
 //! adapter has them, else wall time of a matmul-only microbench, labelled). Ends with one JSON line.
 
+mod matmuls;
+#[path = "../common/gpu_timing.rs"]
+mod timing;
+
 use ragscope_infer::generate::GreedyOptions;
 use ragscope_infer::gguf::GgufFile;
 use ragscope_infer::gpu::{GpuContext, GpuModel};
@@ -138,7 +142,7 @@ fn main() {
 
     // The prefill GEMMs alone.
     let m = num("--matmul-rows", 2048).min(gpu.max_batch_tokens());
-    let timings = gpu.bench_matmuls(m, 50).unwrap_or_else(|e| fail(e));
+    let timings = matmuls::bench_matmuls(&gpu, m, 50).unwrap_or_else(|e| fail(e));
     let (mut flop, mut secs) = (0f64, 0f64);
     println!("prefill matmuls ({} rows):", m);
     for t in &timings {

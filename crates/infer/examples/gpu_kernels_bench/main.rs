@@ -12,9 +12,14 @@
 //! queries when the adapter has them ("timed_by": "gpu-timestamps"), else from wall time
 //! around one submit of `--reps` dispatches after a warm-up ("wall-clock", includes overhead).
 
+mod kernel_bench;
+#[path = "../common/gpu_timing.rs"]
+mod timing;
+
+use kernel_bench::KernelBench;
 use ragscope_infer::gguf::GgmlType;
-use ragscope_infer::gpu::bench::{KernelBench, KernelTime};
 use ragscope_infer::gpu::{split_k, GpuContext, GpuError, MatmulTile};
+use timing::KernelTime;
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -74,7 +79,7 @@ fn main() {
     if let Some(n) = forced_split {
         b = b.with_split_k(n);
     }
-    // Tuning: --matmul-wgsl FILE --tile ROWSxTOKENS times a variant of shaders/matmul.wgsl.
+    // Tuning: --matmul-wgsl FILE --tile ROWSxTOKENS times a variant of src/gpu/ops/matmul/matmul.wgsl.
     if let Some(path) = arg(&args, "--matmul-wgsl") {
         let src = std::fs::read_to_string(&path).unwrap_or_else(|e| {
             eprintln!("{path}: {e}");

@@ -1,5 +1,5 @@
 // y[t, col0 + r] = sum_k x[t, k] * W[r, k], as matmul.wgsl (same Params and bindings, same
-// CPU twin gpu::twin::matmul), for large products: engine.rs `matmul_plan` picks this kernel
+// CPU twin gpu::twin::matmul), for large products: plan.rs `matmul_plan` picks this kernel
 // when it makes enough workgroups to fill the GPU (prefill batches), matmul.wgsl otherwise
 // (decoding steps, the LM head's few rows, small batches).
 //
@@ -9,7 +9,7 @@
 // and stays near 20 % of an H100's f32 peak). K steps of 16:
 // 2 x 8 KiB of staging, the 16 KiB WebGPU default.
 // The wide form (TN = 192, 384 threads in three warp columns of rows, 8 + 12 KiB of staging;
-// native devices whose limits allow it, batches of 16,384 tokens and more: engine.rs
+// native devices whose limits allow it, batches of 16,384 tokens and more: plan.rs
 // WIDE_MIN_TOKENS) makes SmolLM2-135M's 576-, 960-, 1,536- and 3,072-row products whole
 // tiles: on an H100 at 32,768 tokens its O, down and Q|K|V reach 43.8-45.1 % of f32 peak
 // against 38.3-40.0 % in the 128-row tile. Staging as in matmul.wgsl: thread flat%128
@@ -19,9 +19,9 @@
 // or rows past the matrix load a valid (clamped) row that feeds only outputs never stored, so
 // the loop has no bounds branches. Other K take the checked loop below.
 // Every index stays in range by construction (clamped or guarded loads, staging and tile
-// indices < 512, guarded stores), so context.rs compiles the matmuls without naga's runtime
+// indices < 512, guarded stores), so source.rs compiles the matmuls without naga's runtime
 // checks (which clamp each index and bound each loop: 1.3-1.5x slower on an H100).
-// Split-K (Params.k_split, grid z = 2): products with few tiles for the GPU (engine.rs
+// Split-K (Params.k_split, grid z = 2): products with few tiles for the GPU (plan.rs
 // `split_k`, measured there) sum each half of K in its own workgroup and write two planes of y,
 // which the consumer adds (elementwise.wgsl residual_split, split).
 // Tried on an H100 and dropped: the same tile without the register prefetch (8-20 % slower),
@@ -42,7 +42,7 @@ struct Params {
     row_words: u32,
     y_stride: u32,
     y_col: u32,
-    // Split-K (engine.rs `split_k`): workgroup z sums k in [z * k_split, (z + 1) * k_split) and
+    // Split-K (plan.rs `split_k`): workgroup z sums k in [z * k_split, (z + 1) * k_split) and
     // writes plane z of y (planes n_tok * y_stride apart); 0 = one plane over all of K. Only
     // with k_split a multiple of TK and of the weight block (the whole-step loop below).
     k_split: u32,
@@ -54,7 +54,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> x: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 
-// Tokens and weight rows per tile (engine.rs MATMUL_LARGE_TILE), K per step. context.rs
+// Tokens and weight rows per tile (plan.rs MATMUL_LARGE_TILE), K per step. source.rs
 // `matmul_wide_source` sets TN to 192 (and the workgroup to 16x24) for the wide tile: the
 // same kernel with 2 * TN threads, 8 x 8 outputs each, the rows in three warp columns.
 const TM: u32 = 128u;

@@ -32,7 +32,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read> x: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 
-// Tokens and weight rows per tile (engine.rs MATMUL_TILE), K per step.
+// Tokens and weight rows per tile (plan.rs MATMUL_TILE), K per step.
 const TM: u32 = 64u;
 const TN: u32 = 64u;
 const TK: u32 = 32u;
@@ -92,7 +92,7 @@ fn main(@builtin(local_invocation_id) lid: vec3<u32>, @builtin(workgroup_id) wid
             ws[(seg * 8u + #) * 16u + lv][lc] = wv[#];
         // @end
         workgroupBarrier();
-        // Unrolled by the host (context.rs): naga guards every loop with an iteration counter
+        // Unrolled by the host (source.rs): naga guards every loop with an iteration counter
         // (wgpu's loop bounding), which in this innermost loop cost more than the FMAs.
         // @unroll 32 kk=#
             let a# = xs[# * 16u + lid.y];
