@@ -1,0 +1,106 @@
+//! The units `ragscope calibrate` averages over, each with the judge's value and, where a human
+//! labelled it, the human's.
+//!
+//! - Item (`--unit item`, for P@k and P(rel=r)@k): every (topic, document) a run ranks 1..k, on
+//!   the topics the judge qrels hold. Ŷ = 1 if the judge's grade is ≥ r (a document the judge
+//!   did not grade counts 0, as trec_eval counts it), Y = 1 if the human's grade is ≥ r, for the
+//!   items the human qrels grade. The mean over items is P@k when every topic has k results.
+//! - Query (`--unit query`, any measure): every topic of the run the judge qrels hold. Ŷ_q is
+//!   the measure with the judge's qrels, Y_q with the human's, both computed by
+//!   [`crate::evaluate`] (the code behind `ragscope eval`). A topic counts as labelled only if
+//!   the human graded every document of the run's top k, so Y_q never scores a document the
+//!   human did not see as non-relevant.
+
+use crate::formats::{Qrels, Run};
+use crate::measures::topic::rank;
+use crate::measures::Measure;
+
+/// Units of one run: `ids[i]` ("qid docno" or "qid"), the judge's value `judge[i]` and the
+/// human's `human[i]` where labelled.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Units {
+    pub ids: Vec<String>,
+    pub judge: Vec<f64>,
+    pub human: Vec<Option<f64>>,
+    /// Items whose document the judge did not grade (scored 0).
+    pub judge_missing: usize,
+}
+
+impl Units {
+    /// (Y, Ŷ) of the labelled units, in unit order.
+    pub fn labelled(&self) -> (Vec<f64>, Vec<f64>) {
+        self.human
+            .iter()
+            .zip(&self.judge)
+            .filter_map(|(h, j)| h.map(|h| (h, *j)))
+            .unzip()
+    }
+
+    pub fn num_labelled(&self) -> usize {
+        self.human.iter().filter(|h| h.is_some()).count()
+    }
+}
+
+/// Item units of `run`'s top `k`, labels binarised at grade `level` (see the module doc).
+pub fn item_units(run: &Run, judge: &Qrels, human: &Qrels, k: usize, level: i32) -> Units {
+    let mut units = Units::default();
+    let mut scratch = Vec::new();
+    for topic in run.topics() {
+        let Some(judged) = judge.topic(topic.qid()) else {
+            continue;
+        };
+        let labels = human.topic(topic.qid());
+        rank(run, topic, k, &mut scratch);
+        for &(_, i) in &scratch {
+            let docno = run.docno(&topic.docs()[i as usize]);
+            let judge_rel = judged.rel(docno).filter(|r| *r >= 0);
+            if judge_rel.is_none() {
+                units.judge_missing += 1;
+            }
+            let binary = |r: i32| f64::from(u8::from(r >= level));
+            units.judge.push(judge_rel.map_or(0.0, binary));
+            units.human.push(
+                labels
+                    .and_then(|t| t.rel(docno))
+                    .filter(|r| *r >= 0)
+                    .map(binary),
+            );
+            units.ids.push(format!(
+                "{} {}",
+                topic.qid(),
+                String::from_utf8_lossy(docno)
+            ));
+        }
+    }
+    units
+}
+
+/// Query units of `run` for `measure`; a topic is labelled when the human graded all of the
+/// run's top `k` (see the module doc).
+pub fn query_units(run: &Run, judge: &Qrels, human: &Qrels, measure: &Measure, k: usize) -> Units {
+    let measures = std::slice::from_ref(measure);
+    let by_judge = crate::evaluate(judge, run, measures);
+    let by_human = crate::evaluate(human, run, measures);
+    let human_value: std::collections::HashMap<&str, f64> = by_human.per_query(measure).collect();
+    let mut units = Units::default();
+    let mut scratch = Vec::new();
+    for (qid, value) in by_judge.per_query(measure) {
+        let labelled = match (human.topic(qid), run.topic(qid)) {
+            (Some(labels), Some(topic)) => {
+                rank(run, topic, k, &mut scratch);
+                scratch.iter().all(|&(_, i)| {
+                    labels
+                        .rel(run.docno(&topic.docs()[i as usize]))
+                        .is_some_and(|r| r >= 0)
+                })
+            }
+            _ => false,
+        };
+        units.ids.push(qid.to_string());
+        units.judge.push(value);
+        units
+            .human
+            .push(labelled.then(|| human_value.get(qid).copied()).flatten());
+    }
+    units
+}
