@@ -134,7 +134,7 @@ def agreement_stats(j, h, classes):
 
 def agreement_cases(rng):
     cases = []
-    for n, topics, resamples in [(60, 12, 200), (150, 25, 200)]:
+    for n, topics, resamples in [(60, 12, 200), (120, 25, 120)]:
         human = rng.integers(0, 4, size=n)
         judge = np.clip(human + rng.integers(-1, 2, size=n) * (rng.uniform(size=n) < 0.4), 0, 3)
         groups = np.sort(rng.integers(0, topics, size=n))
@@ -225,7 +225,7 @@ def top_k(docs, k):
     return sorted(docs, key=lambda d: (docs[d], d), reverse=True)[:k]
 
 
-def cli_cases(topics, judge, human, runs):
+def cli_cases(topics, judge, human, runs, out):
     cases = []
     measures = [("P@5", "P_5", 5, 1), ("nDCG@5", "ndcg_cut_5", 5, 1), ("P(rel=2)@5", "P_5", 5, 2)]
     per_topic = []
@@ -258,11 +258,25 @@ def cli_cases(topics, judge, human, runs):
                                 yhat.append(jv)
                 alpha = 0.05 if measure != "nDCG@5" else 0.1
                 e = estimates(np.array(y), np.array(yhat), np.array(yhat_all), alpha)
-                e["ppi"]["lambda"] = 1.0
                 lab_n = len(y)
-                cases.append({"measure": measure, "unit": unit, "alpha": alpha, "run": name,
-                              "units": len(yhat_all), "labelled": lab_n,
-                              "judge": float(np.mean(yhat_all)), **e})
+                case = {"measure": measure, "unit": unit, "alpha": alpha, "run": name,
+                        "units": len(yhat_all), "labelled": lab_n,
+                        "judge": float(np.mean(yhat_all))}
+                cases.append({**case, **e})
+                if (measure, unit, name) == ("P@5", "item", "bm25"):
+                    # a stratified design: topics q1..q19 at weight 2, the rest at 5
+                    weight = lambda q: 2.0 if int(q[1:]) < 20 else 5.0  # noqa: E731
+                    lines, w = [], []
+                    for q in sorted(run):
+                        for d in top_k(run[q], k):
+                            lines.append(f"{q} {d} {weight(q)}\n")
+                            if q in human and d in human[q]:
+                                w.append(weight(q))
+                    with open(os.path.join(out, "weights_item.txt"), "w") as f:
+                        f.writelines(lines)
+                    e = estimates(np.array(y), np.array(yhat), np.array(yhat_all), alpha,
+                                  np.array(w))
+                    cases.append({**case, "weights": "weights_item.txt", **e})
     return cases, per_topic
 
 
@@ -283,7 +297,7 @@ def main():
     dump("agreement_bootstrap.json", {"cases": agreement_cases(rng)})
     dump("ranking_tau.json", ranking_case(rng))
     topics, judge, human, runs = write_trec(rng, out)
-    cases, per_topic = cli_cases(topics, judge, human, runs)
+    cases, per_topic = cli_cases(topics, judge, human, runs, out)
     dump("calibrate_cli.json", {"cases": cases})
     dump("per_topic.json", {"cases": per_topic})
 
