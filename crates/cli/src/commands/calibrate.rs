@@ -127,8 +127,8 @@ fn execute(args: &Args) -> Result<String, String> {
     match (design, &args.weights) {
         (Design::DisagreementsFirst, _) => {
             return Err(format!(
-                "'{}' is marked `# ragscope-sample: disagreements-first`: items chosen because \
-                 judge and model disagreed are not a random sample, so no estimate or interval \
+                "'{}' is marked `# ragscope-sample: disagreements-first`: items put first because \
+                 judges disagreed on them are not a random sample, so no estimate or interval \
                  from them is valid; label a uniform random (or stratified, with --weights) \
                  sample instead",
                 args.human
@@ -338,6 +338,10 @@ fn grid(results: &[RunResult]) -> Grid {
             ]);
             if planned {
                 row.push(match (name, r.plan) {
+                    // More than the units left unlabelled: the plan cannot be followed as is.
+                    (&"ppi++", Some(Plan::More(k))) if k as usize > r.units - r.labelled => {
+                        format!("{k} (> {} left)", r.units - r.labelled)
+                    }
                     (&"ppi++", Some(Plan::More(k))) => k.to_string(),
                     (&"ppi++", Some(Plan::Unreachable)) => "unreachable".into(),
                     _ => String::new(),

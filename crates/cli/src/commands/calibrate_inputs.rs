@@ -10,7 +10,7 @@ pub enum Design {
     Random,
     /// Inclusion probabilities differ by stratum: the estimate needs `--weights`.
     Stratified,
-    /// Items picked because judge and model disagreed: not a random sample of anything, so no
+    /// Items labelled first because judges disagreed on them: not a random sample of anything, so no
     /// interval computed from it is valid.
     DisagreementsFirst,
 }
