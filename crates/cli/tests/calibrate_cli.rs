@@ -304,3 +304,76 @@ fn refusals_name_the_reason() {
         "give --k",
     );
 }
+
+/// `--agreement`: point values against scikit-learn / krippendorff / scipy (on the items both
+/// qrels grade and the topics every run has labelled), and a seeded, reproducible bootstrap.
+#[test]
+fn agreement_matches_sklearn_and_is_seeded() {
+    let text = std::fs::read_to_string(fixtures().join("calibrate_cli.json")).unwrap();
+    let oracle: Value = serde_json::from_str(&text).unwrap();
+    let want = &oracle["agreement"];
+    let args = |seed: &str| {
+        ragscope(&[
+            "--agreement",
+            "--judge",
+            "judge.qrels",
+            "--human",
+            "human.qrels",
+            "-m",
+            "P@5",
+            "--resamples",
+            "500",
+            "--seed",
+            seed,
+            "--format",
+            "json",
+            "run_hybrid.txt",
+            "run_bm25.txt",
+            "run_dense.txt",
+        ])
+    };
+    let out = args("7");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        keys(&got),
+        [
+            "items",
+            "resample",
+            "resamples",
+            "seed",
+            "statistics",
+            "ranking",
+            "disagreements"
+        ]
+    );
+    assert_eq!(got["items"], want["items"]);
+    assert_eq!(
+        got["disagreements"].as_array().unwrap().len() as u64,
+        want["disagreements"].as_u64().unwrap()
+    );
+    let stats = got["statistics"].as_array().unwrap();
+    assert_eq!(stats.len(), want["statistics"].as_object().unwrap().len());
+    for row in stats {
+        let name = row["statistic"].as_str().unwrap();
+        close(&row["value"], &want["statistics"][name], name);
+        let (low, high) = (row["low"].as_f64().unwrap(), row["high"].as_f64().unwrap());
+        assert!(
+            low <= high && row["resamples"].as_u64().unwrap() <= 500,
+            "{name}"
+        );
+    }
+    assert_eq!(got["ranking"]["topics"], want["topics"]);
+    assert_eq!(got["ranking"]["runs"], 3);
+    close(&got["ranking"]["value"], &want["tau"], "tau");
+    assert_eq!(args("7").stdout, out.stdout, "same seed, same output");
+    assert_ne!(
+        args("8").stdout,
+        out.stdout,
+        "another seed, other resamples"
+    );
+}

@@ -280,6 +280,28 @@ def cli_cases(topics, judge, human, runs, out):
     return cases, per_topic
 
 
+def cli_agreement(judge, human, runs):
+    """What `ragscope calibrate --agreement -m P@5` reports (point values): agreement on the
+    items both qrels grade; Kendall tau of the runs' mean P@5 under judge and human qrels on the
+    topics every run has labelled (the human graded the whole top 5)."""
+    items = [(q, d) for q in human for d in human[q] if q in judge and d in judge[q]]
+    j = [judge[q][d] for q, d in items]
+    h = [human[q][d] for q, d in items]
+    classes = sorted(set(j) | set(h))
+    common = [q for q in sorted(human)
+              if all(q in r and all(d in human[q] for d in top_k(r[q], 5)) for r in runs.values())]
+    means = {}
+    for side, qrels in [("judge", judge), ("human", human)]:
+        means[side] = []
+        for run in runs.values():
+            ev = pytrec_eval.RelevanceEvaluator(qrels, {"P_5"}).evaluate(
+                {q: run[q] for q in common})
+            means[side].append(float(np.mean([ev[q]["P_5"] for q in common])))
+    return {"items": len(items), "disagreements": sum(a != b for a, b in zip(j, h)),
+            "statistics": agreement_stats(j, h, classes), "topics": len(common),
+            "tau": float(stats.kendalltau(means["judge"], means["human"]).statistic)}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -298,7 +320,8 @@ def main():
     dump("ranking_tau.json", ranking_case(rng))
     topics, judge, human, runs = write_trec(rng, out)
     cases, per_topic = cli_cases(topics, judge, human, runs, out)
-    dump("calibrate_cli.json", {"cases": cases})
+    dump("calibrate_cli.json", {"cases": cases,
+                                "agreement": cli_agreement(judge, human, runs)})
     dump("per_topic.json", {"cases": per_topic})
 
 

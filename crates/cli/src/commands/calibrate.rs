@@ -17,6 +17,7 @@ use ragscope_eval::calibration::{classical, ppi, Estimate, Sample};
 use ragscope_eval::measures::MeasureKind;
 use ragscope_eval::{Measure, Qrels};
 
+use super::calibrate_agreement::{self, Resample, Settings};
 use super::calibrate_inputs::{self, Design};
 use super::common::{self, json_number, Format, Grid};
 
@@ -74,6 +75,20 @@ pub struct Args {
     /// Also report how many more labels would bring the PPI++ interval to this total width.
     #[arg(long)]
     pub target_width: Option<f64>,
+    /// Instead of estimates: judge–human agreement (κ, weighted κ, α, per-class precision and
+    /// recall) with bootstrap 95% intervals, the items where they differ, and Kendall τ between
+    /// the runs' rankings under judge and human labels (needs --unit query).
+    #[arg(long)]
+    pub agreement: bool,
+    /// What --agreement resamples.
+    #[arg(long, value_enum, default_value = "topics")]
+    pub resample: Resample,
+    /// Bootstrap resamples for --agreement.
+    #[arg(long, default_value_t = 2000, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub resamples: u32,
+    /// Seed of the bootstrap for --agreement.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
     /// Run files (TREC format).
     #[arg(required = true)]
     pub runs: Vec<String>,
@@ -157,6 +172,9 @@ fn execute(args: &Args) -> Result<String, String> {
     };
     let judge = common::read_qrels(&args.judge)?;
     let human = common::read_qrels(&args.human)?;
+    if args.agreement {
+        return agreement(args, &measure, k, &judge, &human);
+    }
     let mut results = Vec::new();
     for path in &args.runs {
         let run = common::read_run(path)?;
@@ -177,6 +195,30 @@ fn execute(args: &Args) -> Result<String, String> {
         Format::Json => json(args, &measure, &results),
         other => grid(&results).render(other),
     })
+}
+
+fn agreement(
+    args: &Args,
+    measure: &Measure,
+    k: usize,
+    judge: &Qrels,
+    human: &Qrels,
+) -> Result<String, String> {
+    if args.unit != Unit::Query {
+        return Err("--agreement ranks the runs by per-topic values: use --unit query".into());
+    }
+    let mut per_run = Vec::new();
+    for path in &args.runs {
+        let run = common::read_run(path)?;
+        per_run.push(query_units(&run, judge, human, measure, k));
+    }
+    let settings = Settings {
+        resample: args.resample,
+        resamples: args.resamples as usize,
+        seed: args.seed,
+        format: args.format,
+    };
+    calibrate_agreement::report(judge, human, &per_run, &settings)
 }
 
 fn estimate_run(
