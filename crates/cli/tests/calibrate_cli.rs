@@ -230,6 +230,16 @@ fn refusals_name_the_reason() {
         &with(&["--human", "human_audit.qrels", "run_bm25.txt"]),
         "disagreements-first",
     );
+    refused(
+        &with(&[
+            "--human",
+            "human_audit.qrels",
+            "--sample",
+            "random",
+            "run_bm25.txt",
+        ]),
+        "but --sample says random",
+    );
     let stratified = std::fs::read_to_string(fixtures().join("human.qrels")).unwrap();
     let stratified = scratch(
         "stratified.qrels",
@@ -375,5 +385,112 @@ fn agreement_matches_sklearn_and_is_seeded() {
         args("8").stdout,
         out.stdout,
         "another seed, other resamples"
+    );
+}
+
+/// `--nuggets`: per-topic nugget scores of judge and human assignment files, estimates against
+/// ppi-python on scores computed in the generator from the paper's formulas.
+#[test]
+fn nugget_scores_match_ppi_python() {
+    let text = std::fs::read_to_string(fixtures().join("calibrate_cli.json")).unwrap();
+    let oracle: Value = serde_json::from_str(&text).unwrap();
+    let cases = oracle["nugget_cases"].as_array().unwrap();
+    for measure in ["V_strict", "A"] {
+        let out = ragscope(&[
+            "--nuggets",
+            "--judge",
+            "judge_nuggets.jsonl",
+            "--human",
+            "human_nuggets.jsonl",
+            "-m",
+            measure,
+            "--format",
+            "json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(keys(&got), ["alpha", "unit", "measure", "runs"]);
+        assert_eq!(got["unit"], "query");
+        assert_eq!(got["measure"], measure);
+        let runs = got["runs"].as_array().unwrap();
+        assert_eq!(runs.len(), 2);
+        for row in runs {
+            let want = cases
+                .iter()
+                .find(|c| c["measure"] == measure && c["run"] == row["run"])
+                .unwrap();
+            let what = format!("{measure} {}", row["run"]);
+            assert_eq!(row["units"], want["units"], "{what}");
+            assert_eq!(row["labelled"], want["labelled"], "{what}");
+            close(&row["judge"], &want["judge"], &what);
+            for method in ["classical", "ppi", "ppi++"] {
+                for f in keys(&want[method]) {
+                    close(
+                        &row[method][f],
+                        &want[method][f],
+                        &format!("{what} {method} {f}"),
+                    );
+                }
+            }
+        }
+    }
+    // Run ids pick and order the runs; a disagreements-first sample is refused by flag too.
+    let out = ragscope(&[
+        "--nuggets",
+        "--judge",
+        "judge_nuggets.jsonl",
+        "--human",
+        "human_nuggets.jsonl",
+        "-m",
+        "V_strict",
+        "--format",
+        "json",
+        "run-b",
+    ]);
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(got["runs"][0]["run"], "run-b");
+    refused(
+        &ragscope(&[
+            "--nuggets",
+            "--judge",
+            "judge_nuggets.jsonl",
+            "--human",
+            "human_nuggets.jsonl",
+            "-m",
+            "V_strict",
+            "--sample",
+            "disagreements-first",
+        ]),
+        "disagreements-first",
+    );
+    refused(
+        &ragscope(&[
+            "--nuggets",
+            "--judge",
+            "judge_nuggets.jsonl",
+            "--human",
+            "human_nuggets.jsonl",
+            "-m",
+            "nDCG@5",
+        ]),
+        "one of V_strict",
+    );
+    refused(
+        &ragscope(&[
+            "--nuggets",
+            "--judge",
+            "judge_nuggets.jsonl",
+            "--human",
+            "human_nuggets.jsonl",
+            "-m",
+            "V_strict",
+            "run-z",
+        ]),
+        "no run 'run-z'",
     );
 }

@@ -302,6 +302,50 @@ def cli_agreement(judge, human, runs):
             "tau": float(stats.kendalltau(means["judge"], means["human"]).statistic)}
 
 
+def nugget_cases(rng, out):
+    """Nuggetizer assignment files by a judge (every topic) and a human (a random 40% of the
+    topics of each run), and what `ragscope calibrate --nuggets` must print for them. Per topic
+    (Pradeep et al. 2024, section 3): V_strict = supported vital / vital nuggets, A = (supported
+    + half the partially supported) / all nuggets; 0 with no nugget of the kind."""
+    topics = [str(1000 + i) for i in range(30)]
+    labels = ["support", "partial_support", "not_support"]
+    judge_lines, human_lines, scores = [], [], {}
+    for run in ["run-a", "run-b"]:
+        for q in topics:
+            k = int(rng.integers(2, 8))
+            imp = [str(x) for x in rng.choice(["vital", "okay"], size=k)]
+            human = [str(x) for x in rng.choice(labels, size=k, p=[0.4, 0.2, 0.4])]
+            judge = [h if rng.uniform() < 0.7 else str(rng.choice(labels)) for h in human]
+            for who, assigned, lines in [("judge", judge, judge_lines),
+                                         ("human", human, human_lines)]:
+                if who == "human" and rng.uniform() >= 0.4:
+                    continue
+                nuggets = [{"text": f"q{q} nugget {i}", "importance": imp[i],
+                            "assignment": assigned[i]} for i in range(k)]
+                lines.append(json.dumps({"query": f"question {q}", "qid": q,
+                                         "answer_text": "an answer", "run_id": run,
+                                         "nuggets": nuggets}) + "\n")
+                vital = [a for i, a in enumerate(assigned) if imp[i] == "vital"]
+                v_strict = sum(a == "support" for a in vital) / len(vital) if vital else 0.0
+                s = {"support": 1.0, "partial_support": 0.5}
+                a_score = sum(s.get(a, 0.0) for a in assigned) / k
+                scores[(who, run, q)] = {"V_strict": v_strict, "A": a_score}
+    for name, lines in [("judge_nuggets.jsonl", judge_lines), ("human_nuggets.jsonl", human_lines)]:
+        with open(os.path.join(out, name), "w") as f:
+            f.writelines(lines)
+    cases = []
+    for measure in ["V_strict", "A"]:
+        for run in ["run-a", "run-b"]:
+            yhat_all = [scores[("judge", run, q)][measure] for q in topics]
+            lab = [q for q in topics if ("human", run, q) in scores]
+            y = [scores[("human", run, q)][measure] for q in lab]
+            yhat = [scores[("judge", run, q)][measure] for q in lab]
+            e = estimates(np.array(y), np.array(yhat), np.array(yhat_all), 0.05)
+            cases.append({"measure": measure, "run": run, "units": len(topics),
+                          "labelled": len(lab), "judge": float(np.mean(yhat_all)), **e})
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -321,7 +365,8 @@ def main():
     topics, judge, human, runs = write_trec(rng, out)
     cases, per_topic = cli_cases(topics, judge, human, runs, out)
     dump("calibrate_cli.json", {"cases": cases,
-                                "agreement": cli_agreement(judge, human, runs)})
+                                "agreement": cli_agreement(judge, human, runs),
+                                "nugget_cases": nugget_cases(rng, out)})
     dump("per_topic.json", {"cases": per_topic})
 
 

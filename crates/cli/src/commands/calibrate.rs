@@ -89,8 +89,17 @@ pub struct Args {
     /// Seed of the bootstrap for --agreement.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Run files (TREC format).
-    #[arg(required = true)]
+    /// How the human sample was drawn, for files that cannot say it in a comment line (nugget
+    /// assignments); a `# ragscope-sample:` line in the human qrels must agree.
+    #[arg(long, value_enum)]
+    pub sample: Option<Design>,
+    /// Nugget scores: --judge and --human are nuggetizer assignment files (JSONL with run_id
+    /// fields), -m one of V_strict, V, W_strict, W, A_strict, A, L; the units are topics; RUN
+    /// arguments, if any, pick run ids.
+    #[arg(long)]
+    pub nuggets: bool,
+    /// Run files (TREC format), or with --nuggets the run ids to report (default: all).
+    #[arg(required_unless_present = "nuggets")]
     pub runs: Vec<String>,
 }
 
@@ -120,6 +129,38 @@ fn execute(args: &Args) -> Result<String, String> {
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return Err(format!("--alpha {} is outside (0, 1)", args.alpha));
     }
+    let design = sample_design(args)?;
+    match (design, &args.weights) {
+        (Design::DisagreementsFirst, _) => {
+            return Err(format!(
+                "'{}' is marked as a disagreements-first sample: items put first because \
+                 judges disagreed on them are not a random sample, so no estimate or interval \
+                 from them is valid; label a uniform random (or stratified, with --weights) \
+                 sample instead",
+                args.human
+            ))
+        }
+        (Design::Stratified, None) => {
+            return Err(format!(
+                "'{}' is marked as a stratified sample: give the inclusion weights with \
+                 --weights FILE",
+                args.human
+            ))
+        }
+        _ => {}
+    }
+    let weights = match &args.weights {
+        Some(path) => {
+            let text =
+                std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
+            let item = args.unit == Unit::Item && !args.nuggets;
+            Some(calibrate_inputs::weights(path, &text, item)?)
+        }
+        None => None,
+    };
+    if args.nuggets {
+        return nuggets(args, weights.as_ref());
+    }
     let measure: Measure = args.measure.parse().map_err(|e| format!("{e}"))?;
     let k = match (args.k, measure.cutoff) {
         (Some(k), _) => k,
@@ -136,40 +177,6 @@ fn execute(args: &Args) -> Result<String, String> {
              {measure} use --unit query"
         ));
     }
-    let human_text = std::fs::read_to_string(&args.human)
-        .map_err(|e| format!("cannot read '{}': {e}", args.human))?;
-    let design = calibrate_inputs::design(&args.human, &human_text)?;
-    match (design, &args.weights) {
-        (Design::DisagreementsFirst, _) => {
-            return Err(format!(
-                "'{}' is marked `# ragscope-sample: disagreements-first`: items put first because \
-                 judges disagreed on them are not a random sample, so no estimate or interval \
-                 from them is valid; label a uniform random (or stratified, with --weights) \
-                 sample instead",
-                args.human
-            ))
-        }
-        (Design::Stratified, None) => {
-            return Err(format!(
-                "'{}' is marked `# ragscope-sample: stratified`: give the inclusion weights \
-                 with --weights FILE",
-                args.human
-            ))
-        }
-        _ => {}
-    }
-    let weights = match &args.weights {
-        Some(path) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-            Some(calibrate_inputs::weights(
-                path,
-                &text,
-                args.unit == Unit::Item,
-            )?)
-        }
-        None => None,
-    };
     let judge = common::read_qrels(&args.judge)?;
     let human = common::read_qrels(&args.human)?;
     if args.agreement {
@@ -188,11 +195,82 @@ fn execute(args: &Args) -> Result<String, String> {
             run.run_id(),
             &units,
             weights.as_ref(),
-            &judge,
         )?);
     }
     Ok(match args.format {
-        Format::Json => json(args, &measure, &results),
+        Format::Json => json(args, &measure.to_string(), &results),
+        other => grid(&results).render(other),
+    })
+}
+
+/// The sample design: the human qrels' `# ragscope-sample:` line, else `--sample`, else random.
+fn sample_design(args: &Args) -> Result<Design, String> {
+    let marked = if args.nuggets {
+        None
+    } else {
+        let text = std::fs::read_to_string(&args.human)
+            .map_err(|e| format!("cannot read '{}': {e}", args.human))?;
+        calibrate_inputs::design(&args.human, &text)?
+    };
+    match (marked, args.sample) {
+        (Some(m), Some(f)) if m != f => Err(format!(
+            "'{}' says `# ragscope-sample: {}` but --sample says {}",
+            args.human,
+            m.name(),
+            f.name()
+        )),
+        (m, f) => Ok(m.or(f).unwrap_or(Design::Random)),
+    }
+}
+
+/// Estimates of nugget scores: one unit per topic of each run in the judge's assignments.
+fn nuggets(args: &Args, weights: Option<&HashMap<String, f64>>) -> Result<String, String> {
+    use ragscope_eval::answers::nugget_scores::{score_run, Compat, SCORE_NAMES};
+    use ragscope_eval::calibration::units::nugget_units;
+    if !SCORE_NAMES.contains(&args.measure.as_str()) {
+        return Err(format!(
+            "with --nuggets, -m is one of {} (got {:?})",
+            SCORE_NAMES.join(", "),
+            args.measure
+        ));
+    }
+    if args.unit == Unit::Item || args.agreement {
+        return Err("--nuggets estimates per-topic scores: no --unit item or --agreement".into());
+    }
+    let score = |path: &str| -> Result<Vec<_>, String> {
+        let runs = super::nuggets::read_runs(path)?;
+        Ok(runs.iter().map(|r| score_run(r, Compat::Paper)).collect())
+    };
+    let judge = score(&args.judge)?;
+    let human = score(&args.human)?;
+    let wanted: Vec<&str> = if args.runs.is_empty() {
+        judge.iter().map(|r| r.run_id.as_str()).collect()
+    } else {
+        args.runs.iter().map(String::as_str).collect()
+    };
+    let mut results = Vec::new();
+    for run_id in wanted {
+        let ids = |all: &[ragscope_eval::answers::nugget_scores::RunScores]| {
+            all.iter()
+                .map(|r| r.run_id.clone())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let j = judge
+            .iter()
+            .find(|r| r.run_id == run_id)
+            .ok_or_else(|| format!("{}: no run '{run_id}' (runs: {})", args.judge, ids(&judge)))?;
+        let h = human
+            .iter()
+            .find(|r| r.run_id == run_id)
+            .ok_or_else(|| format!("{}: no run '{run_id}' (runs: {})", args.human, ids(&human)))?;
+        let units = nugget_units(j, h, &args.measure)
+            .ok_or_else(|| format!("unknown nugget score {:?}", args.measure))?;
+        let path = format!("{} run '{run_id}'", args.judge);
+        results.push(estimate_run(args, &path, run_id, &units, weights)?);
+    }
+    Ok(match args.format {
+        Format::Json => json(args, &args.measure, &results),
         other => grid(&results).render(other),
     })
 }
@@ -227,12 +305,11 @@ fn estimate_run(
     run_id: &str,
     units: &Units,
     weights: Option<&HashMap<String, f64>>,
-    judge: &Qrels,
 ) -> Result<RunResult, String> {
     if units.judge.is_empty() {
         return Err(format!(
-            "{path}: no topic of the run is in the judge qrels '{}'",
-            judge.name()
+            "{path}: no topic of the run is in the judge's file '{}'",
+            args.judge
         ));
     }
     if units.judge_missing > 0 {
@@ -312,7 +389,7 @@ fn estimate_run(
     })
 }
 
-fn json(args: &Args, measure: &Measure, results: &[RunResult]) -> String {
+fn json(args: &Args, measure: &str, results: &[RunResult]) -> String {
     let runs: Vec<serde_json::Value> = results
         .iter()
         .map(|r| {
@@ -341,11 +418,11 @@ fn json(args: &Args, measure: &Measure, results: &[RunResult]) -> String {
         })
         .collect();
     let unit = match args.unit {
-        Unit::Item => "item",
-        Unit::Query => "query",
+        Unit::Item if !args.nuggets => "item",
+        _ => "query",
     };
     let value = serde_json::json!({
-        "alpha": args.alpha, "unit": unit, "measure": measure.to_string(), "runs": runs,
+        "alpha": args.alpha, "unit": unit, "measure": measure, "runs": runs,
     });
     format!("{value}\n")
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 /// How the human labels were sampled, from a comment line in the human qrels:
 /// `# ragscope-sample: random | stratified | disagreements-first` (no line: random).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Design {
     Random,
     /// Inclusion probabilities differ by stratum: the estimate needs `--weights`.
@@ -15,10 +15,21 @@ pub enum Design {
     DisagreementsFirst,
 }
 
+impl Design {
+    pub fn name(self) -> &'static str {
+        match self {
+            Design::Random => "random",
+            Design::Stratified => "stratified",
+            Design::DisagreementsFirst => "disagreements-first",
+        }
+    }
+}
+
 const MARKER: &str = "ragscope-sample:";
 
-/// Finds the design marker among the comment lines of `text` (the human qrels).
-pub fn design(path: &str, text: &str) -> Result<Design, String> {
+/// Finds the design marker among the comment lines of `text` (the human qrels); `None` when
+/// there is none.
+pub fn design(path: &str, text: &str) -> Result<Option<Design>, String> {
     let mut found = None;
     for (i, line) in text.lines().enumerate() {
         let Some(comment) = line.trim_start().strip_prefix('#') else {
@@ -47,7 +58,7 @@ pub fn design(path: &str, text: &str) -> Result<Design, String> {
         }
         found = Some(design);
     }
-    Ok(found.unwrap_or(Design::Random))
+    Ok(found)
 }
 
 /// Inclusion weights by unit id: `qid docno weight` lines (item units) or `qid weight` lines
@@ -101,10 +112,10 @@ mod tests {
 
     #[test]
     fn design_marker() {
-        assert_eq!(design("h", "1 0 d 1\n"), Ok(Design::Random));
+        assert_eq!(design("h", "1 0 d 1\n"), Ok(None));
         assert_eq!(
             design("h", "# ragscope-sample: disagreements-first\n1 0 d 1\n"),
-            Ok(Design::DisagreementsFirst)
+            Ok(Some(Design::DisagreementsFirst))
         );
         let e = design("h", "#x\n# ragscope-sample: biased\n").unwrap_err();
         assert!(e.starts_with("h:2: unknown sample design"), "{e}");

@@ -104,3 +104,28 @@ pub fn query_units(run: &Run, judge: &Qrels, human: &Qrels, measure: &Measure, k
     }
     units
 }
+
+/// Query units of a nugget-scored run: the topics the judge's assignments score, Ŷ_q the
+/// judge's `score` (A, A_strict, V, V_strict, W, W_strict or L; see
+/// [`crate::answers::nugget_scores`]) and Y_q the human's for the topics the human's
+/// assignments of the same run hold. `None` for an unknown score name.
+pub fn nugget_units(
+    judge: &crate::answers::nugget_scores::RunScores,
+    human: &crate::answers::nugget_scores::RunScores,
+    score: &str,
+) -> Option<Units> {
+    let human_value: std::collections::HashMap<&str, Option<f64>> = human
+        .topics
+        .iter()
+        .map(|t| (t.qid.as_str(), t.scores.get(score)))
+        .collect();
+    let mut units = Units::default();
+    for t in &judge.topics {
+        units.ids.push(t.qid.clone());
+        units.judge.push(t.scores.get(score)?);
+        units
+            .human
+            .push(human_value.get(t.qid.as_str()).copied().flatten());
+    }
+    Some(units)
+}
