@@ -494,3 +494,61 @@ fn nugget_scores_match_ppi_python() {
         "no run 'run-z'",
     );
 }
+
+/// `--pairwise`: win rates per pair of agents from judge and human RAGElo pairwise CSVs,
+/// against ppi-python on the generator's own game scoring.
+#[test]
+fn pairwise_win_rates_match_ppi_python() {
+    let text = std::fs::read_to_string(fixtures().join("calibrate_cli.json")).unwrap();
+    let oracle: Value = serde_json::from_str(&text).unwrap();
+    let cases = oracle["pairwise_cases"].as_array().unwrap();
+    let out = ragscope(&[
+        "--pairwise",
+        "--judge",
+        "judge_pairwise.csv",
+        "--human",
+        "human_pairwise.csv",
+        "-m",
+        "win_rate",
+        "--format",
+        "json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(keys(&got), ["alpha", "unit", "measure", "runs"]);
+    assert_eq!(got["unit"], "game");
+    let runs = got["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), cases.len());
+    for (row, want) in runs.iter().zip(cases) {
+        let what = want["run"].as_str().unwrap();
+        assert_eq!(row["run"], want["run"]);
+        assert_eq!(row["units"], want["units"], "{what}");
+        assert_eq!(row["labelled"], want["labelled"], "{what}");
+        close(&row["judge"], &want["judge"], what);
+        for method in ["classical", "ppi", "ppi++"] {
+            for f in keys(&want[method]) {
+                close(
+                    &row[method][f],
+                    &want[method][f],
+                    &format!("{what} {method} {f}"),
+                );
+            }
+        }
+    }
+    refused(
+        &ragscope(&[
+            "--pairwise",
+            "--judge",
+            "judge_pairwise.csv",
+            "--human",
+            "human_pairwise.csv",
+            "-m",
+            "P@5",
+        ]),
+        "-m is win_rate",
+    );
+}

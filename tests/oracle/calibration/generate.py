@@ -346,6 +346,48 @@ def nugget_cases(rng, out):
     return cases
 
 
+def pairwise_cases(rng, out):
+    """RAGElo pairwise CSVs by a judge (every game) and a human (a random 40% of the games), and
+    what `ragscope calibrate --pairwise -m win_rate` must print: per pair of agents (first
+    appearance order), the units are the games between them, valued as the first agent's score
+    (RAGElo's mapping: win 1, tie 0.5, loss 0)."""
+    agents = ["alpha", "beta", "gamma"]
+    strength = {"alpha": 0.6, "beta": 0.0, "gamma": -0.4}
+    pairs = [("alpha", "beta"), ("alpha", "gamma"), ("beta", "gamma")]
+    judge_rows, human_rows, games = [], [], []
+    for q in range(25):
+        for x, y in pairs:
+            for a, b in [(x, y), (y, x)]:
+                p_a = 1 / (1 + np.exp(-(strength[a] - strength[b] + 0.2)))
+                u = rng.uniform()
+                human = "A" if u < p_a * 0.85 else ("C" if u < p_a * 0.85 + 0.15 else "B")
+                judge = human if rng.uniform() < 0.7 else str(rng.choice(["A", "B", "C"]))
+                judge_rows.append(f"q{q},{a},{b},{judge}\n")
+                labelled = rng.uniform() < 0.4
+                if labelled:
+                    human_rows.append(f"q{q},{a},{b},{human}\n")
+                games.append((a, b, judge, human if labelled else None))
+    for name, rows in [("judge_pairwise.csv", judge_rows), ("human_pairwise.csv", human_rows)]:
+        with open(os.path.join(out, name), "w") as f:
+            f.write("qid,agent_a,agent_b,answer\n")
+            f.writelines(rows)
+
+    def score(first, a, verdict):
+        s = {"A": 1.0, "B": 0.0, "C": 0.5}[verdict]
+        return s if a == first else 1.0 - s
+
+    cases = []
+    for x, y in pairs:
+        mine = [g for g in games if {g[0], g[1]} == {x, y}]
+        yhat_all = [score(x, g[0], g[2]) for g in mine]
+        y_lab = [score(x, g[0], g[3]) for g in mine if g[3] is not None]
+        yhat = [score(x, g[0], g[2]) for g in mine if g[3] is not None]
+        e = estimates(np.array(y_lab), np.array(yhat), np.array(yhat_all), 0.05)
+        cases.append({"run": f"{x} vs {y}", "units": len(mine), "labelled": len(y_lab),
+                      "judge": float(np.mean(yhat_all)), **e})
+    return cases
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", required=True)
@@ -366,7 +408,8 @@ def main():
     cases, per_topic = cli_cases(topics, judge, human, runs, out)
     dump("calibrate_cli.json", {"cases": cases,
                                 "agreement": cli_agreement(judge, human, runs),
-                                "nugget_cases": nugget_cases(rng, out)})
+                                "nugget_cases": nugget_cases(rng, out),
+                                "pairwise_cases": pairwise_cases(rng, out)})
     dump("per_topic.json", {"cases": per_topic})
 
 

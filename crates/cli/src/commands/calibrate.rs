@@ -18,6 +18,7 @@ use ragscope_eval::measures::MeasureKind;
 use ragscope_eval::{Measure, Qrels};
 
 use super::calibrate_agreement::{self, Resample, Settings};
+use super::calibrate_answers;
 use super::calibrate_inputs::{self, Design};
 use super::common::{self, json_number, Format, Grid};
 
@@ -98,8 +99,13 @@ pub struct Args {
     /// arguments, if any, pick run ids.
     #[arg(long)]
     pub nuggets: bool,
+    /// Pairwise win rates: --judge and --human are RAGElo pairwise evaluations (CSV
+    /// qid,agent_a,agent_b,answer or answers_eval JSONL), -m win_rate; one estimate per pair of
+    /// agents (the first-named agent's win rate, ties half), the units are games.
+    #[arg(long, conflicts_with = "nuggets")]
+    pub pairwise: bool,
     /// Run files (TREC format), or with --nuggets the run ids to report (default: all).
-    #[arg(required_unless_present = "nuggets")]
+    #[arg(required_unless_present_any = ["nuggets", "pairwise"])]
     pub runs: Vec<String>,
 }
 
@@ -116,7 +122,7 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-struct RunResult {
+pub(super) struct RunResult {
     run: String,
     units: usize,
     labelled: usize,
@@ -159,7 +165,10 @@ fn execute(args: &Args) -> Result<String, String> {
         None => None,
     };
     if args.nuggets {
-        return nuggets(args, weights.as_ref());
+        return calibrate_answers::nuggets(args, weights.as_ref());
+    }
+    if args.pairwise {
+        return calibrate_answers::pairwise(args, weights.as_ref());
     }
     let measure: Measure = args.measure.parse().map_err(|e| format!("{e}"))?;
     let k = match (args.k, measure.cutoff) {
@@ -223,58 +232,6 @@ fn sample_design(args: &Args) -> Result<Design, String> {
     }
 }
 
-/// Estimates of nugget scores: one unit per topic of each run in the judge's assignments.
-fn nuggets(args: &Args, weights: Option<&HashMap<String, f64>>) -> Result<String, String> {
-    use ragscope_eval::answers::nugget_scores::{score_run, Compat, SCORE_NAMES};
-    use ragscope_eval::calibration::units::nugget_units;
-    if !SCORE_NAMES.contains(&args.measure.as_str()) {
-        return Err(format!(
-            "with --nuggets, -m is one of {} (got {:?})",
-            SCORE_NAMES.join(", "),
-            args.measure
-        ));
-    }
-    if args.unit == Unit::Item || args.agreement {
-        return Err("--nuggets estimates per-topic scores: no --unit item or --agreement".into());
-    }
-    let score = |path: &str| -> Result<Vec<_>, String> {
-        let runs = super::nuggets::read_runs(path)?;
-        Ok(runs.iter().map(|r| score_run(r, Compat::Paper)).collect())
-    };
-    let judge = score(&args.judge)?;
-    let human = score(&args.human)?;
-    let wanted: Vec<&str> = if args.runs.is_empty() {
-        judge.iter().map(|r| r.run_id.as_str()).collect()
-    } else {
-        args.runs.iter().map(String::as_str).collect()
-    };
-    let mut results = Vec::new();
-    for run_id in wanted {
-        let ids = |all: &[ragscope_eval::answers::nugget_scores::RunScores]| {
-            all.iter()
-                .map(|r| r.run_id.clone())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let j = judge
-            .iter()
-            .find(|r| r.run_id == run_id)
-            .ok_or_else(|| format!("{}: no run '{run_id}' (runs: {})", args.judge, ids(&judge)))?;
-        let h = human
-            .iter()
-            .find(|r| r.run_id == run_id)
-            .ok_or_else(|| format!("{}: no run '{run_id}' (runs: {})", args.human, ids(&human)))?;
-        let units = nugget_units(j, h, &args.measure)
-            .ok_or_else(|| format!("unknown nugget score {:?}", args.measure))?;
-        let path = format!("{} run '{run_id}'", args.judge);
-        results.push(estimate_run(args, &path, run_id, &units, weights)?);
-    }
-    Ok(match args.format {
-        Format::Json => json(args, &args.measure, &results),
-        other => grid(&results).render(other),
-    })
-}
-
 fn agreement(
     args: &Args,
     measure: &Measure,
@@ -299,7 +256,7 @@ fn agreement(
     calibrate_agreement::report(judge, human, &per_run, &settings)
 }
 
-fn estimate_run(
+pub(super) fn estimate_run(
     args: &Args,
     path: &str,
     run_id: &str,
@@ -389,7 +346,7 @@ fn estimate_run(
     })
 }
 
-fn json(args: &Args, measure: &str, results: &[RunResult]) -> String {
+pub(super) fn json(args: &Args, measure: &str, results: &[RunResult]) -> String {
     let runs: Vec<serde_json::Value> = results
         .iter()
         .map(|r| {
@@ -418,6 +375,7 @@ fn json(args: &Args, measure: &str, results: &[RunResult]) -> String {
         })
         .collect();
     let unit = match args.unit {
+        _ if args.pairwise => "game",
         Unit::Item if !args.nuggets => "item",
         _ => "query",
     };
@@ -427,7 +385,7 @@ fn json(args: &Args, measure: &str, results: &[RunResult]) -> String {
     format!("{value}\n")
 }
 
-fn grid(results: &[RunResult]) -> Grid {
+pub(super) fn grid(results: &[RunResult]) -> Grid {
     let planned = results.iter().any(|r| r.plan.is_some());
     let mut header: Vec<String> = ["run", "method", "units", "labelled", "estimate", "low"]
         .map(String::from)

@@ -129,3 +129,53 @@ pub fn nugget_units(
     }
     Some(units)
 }
+
+/// Units of a pairwise win rate: every game the judge played between agents `first` and
+/// `second` (either order, one unit per game), valued as `first`'s score (win 1, tie ½, loss
+/// 0, RAGElo's mapping; see [`crate::answers::games`]); the human's value for the games the
+/// human judged with the same query and order. Ids are "qid agent_a agent_b". `Err` names a
+/// game the human judged twice (its value would be ambiguous).
+pub fn pairwise_units(
+    judge: &crate::answers::games::Games,
+    human: &crate::answers::games::Games,
+    first: &str,
+    second: &str,
+) -> Result<Units, String> {
+    use crate::answers::games::Games;
+    let key = |g: &Games, game: &crate::answers::games::Game| {
+        (
+            g.queries[game.query].clone(),
+            g.agents[game.a].clone(),
+            g.agents[game.b].clone(),
+        )
+    };
+    let mut human_verdict = std::collections::HashMap::new();
+    for game in &human.games {
+        let k = key(human, game);
+        if human_verdict.insert(k.clone(), game.verdict).is_some() {
+            return Err(format!(
+                "the game of '{}' against '{}' on query '{}' is judged twice",
+                k.1, k.2, k.0
+            ));
+        }
+    }
+    let mut units = Units::default();
+    for game in &judge.games {
+        let (qid, a, b) = key(judge, game);
+        let score = |v: crate::answers::games::Verdict| {
+            if a == first {
+                v.score_a()
+            } else {
+                v.swapped().score_a()
+            }
+        };
+        if !((a == first && b == second) || (a == second && b == first)) {
+            continue;
+        }
+        units.judge.push(score(game.verdict));
+        let h = human_verdict.get(&(qid.clone(), a.clone(), b.clone()));
+        units.human.push(h.map(|v| score(*v)));
+        units.ids.push(format!("{qid} {a} {b}"));
+    }
+    Ok(units)
+}
