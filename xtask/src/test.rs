@@ -410,6 +410,11 @@ pub fn oracle() -> Result {
             "generate.py",
             "crates/eval/tests/fixtures/tournament",
         ),
+        (
+            "tests/oracle/calibration",
+            "generate.py",
+            "crates/eval/tests/fixtures/calibration",
+        ),
         // Needs the real models in the cache (fetched just below); skips those missing.
         (
             "tests/oracle",

@@ -49,6 +49,9 @@ enum Command {
     Elo(commands::elo::Args),
     /// Agreement between two judgments: kappa/alpha for two qrels, Kendall tau for run scores
     Agreement(commands::agreement::Args),
+    /// Prediction-powered estimates of a run's mean measure from judge qrels and a random
+    /// sample of human labels, with confidence intervals (classical, PPI, PPI++)
+    Calibrate(commands::calibrate::Args),
     /// Greedy answers and end-to-end outcomes of context sets with a local GGUF model (for correlate)
     Answer(commands::answer::Args),
 }
@@ -69,5 +72,6 @@ fn main() -> ExitCode {
         Command::Elo(args) => commands::elo::run(args),
         Command::Agreement(args) => commands::agreement::run(args),
         Command::Answer(args) => commands::answer::run(args),
+        Command::Calibrate(args) => commands::calibrate::run(args),
     }
 }

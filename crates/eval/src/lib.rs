@@ -4,6 +4,7 @@
 //! shared by the CLI, the web worker and the JS package.
 
 pub mod answers;
+pub mod calibration;
 mod evaluate;
 pub mod formats;
 pub mod measures;

@@ -3,6 +3,10 @@
 pub mod agreement;
 pub mod answer;
 pub mod answer_judge;
+pub mod calibrate;
+pub mod calibrate_agreement;
+pub mod calibrate_answers;
+pub mod calibrate_inputs;
 pub mod citations;
 pub mod common;
 pub mod compare;
