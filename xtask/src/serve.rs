@@ -58,8 +58,11 @@ pub fn serve(args: &[String]) -> Result {
     step(&format!(
         "serving on http://127.0.0.1:{port} (the demo run is preloaded)"
     ));
+    // No live reload: trunk injects an inline script for it that the page's CSP refuses, so a
+    // newcomer's first look at the console would show a violation (#41). Rebuild by restarting.
     run(trunk().args([
         "serve",
+        "--no-autoreload",
         "--offline",
         "--release",
         "--address",
