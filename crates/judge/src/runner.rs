@@ -522,6 +522,7 @@ impl Ctx<'_> {
             self.shared.borrow_mut().release(estimate, self.opts);
             let (reason, server) = match sent {
                 Ok(resp) if (200..300).contains(&resp.status) => {
+                    let body = env.provider.cache_body(call, &resp.body);
                     let c = env.provider.config();
                     let stored = CachedReply {
                         provider: c.kind.name().into(),
@@ -530,12 +531,12 @@ impl Ctx<'_> {
                         template_version: self.job.task.template_version().into(),
                         sample,
                         received_ms: env.runtime.now_ms(),
-                        body: resp.body.clone(),
+                        body: body.clone(),
                     };
                     if let Err(e) = env.cache.put(key.clone(), stored).await {
                         self.emit(Event::Warning(format!("{}: {e}", item.key)));
                     }
-                    let out = self.interpret(&item.key, call, &resp.body, attempts, false);
+                    let out = self.interpret(&item.key, call, &body, attempts, false);
                     // A reply without usage was still bought: count the estimate.
                     let bought = if out.usage == Usage::default() {
                         estimate

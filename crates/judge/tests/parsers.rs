@@ -254,6 +254,7 @@ fn request_bodies_and_headers() {
         temperature: Some(0.0),
         logprobs: Some(1),
         echo: true,
+        echo_tail: None,
     });
     let p = c.prepare(&comp).unwrap();
     assert_eq!(p.endpoint, "/completions");

@@ -324,3 +324,56 @@ fn llama_cpp_python_echo_replies() {
     let e = utility::probe_check(" Paris", -0.26792988181114197, &kept).unwrap_err();
     assert!(e.contains("misaligned"), "{e}");
 }
+
+/// Issue #41: an echo reply repeats the whole prompt (the user's passage), so the cache keeps
+/// only its last tokens; a rerun from that cache sends nothing and reads the same values.
+#[test]
+fn the_cache_keeps_no_echoed_prompt_and_still_resumes() {
+    let secret = "Quarterly revenue of the Zanzibar account was 41 million";
+    let prompts = [
+        Prompt::Rendered(rendered(&format!("{secret}. FAKE{{lp=-2.25}}"))),
+        Prompt::Rendered(rendered(&format!("{secret}, again."))),
+    ];
+    let task = echo_task();
+    let server = FakeServer::start(fake::markers()).unwrap();
+    let cache = Rc::new(MemoryCache::new());
+    let mut e = env(&server);
+    e.cache = cache.clone();
+    let items = task.items(
+        prompts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (ItemKey(vec![("i".into(), i.to_string())]), p.clone()))
+            .collect(),
+    );
+    let job = Job {
+        task: Rc::new(task.clone()),
+        items,
+        samples: 1,
+    };
+    let run = || block_on(run_job(&job, &e, &opts(), &Control::new(), &mut |_| {}));
+    let first = run();
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(result(&first, 0)["logprob"], Value::from(-2.25));
+    // The server echoed the prompt (the fake does, like a real server)...
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.body.contains("Zanzibar")));
+    // ...and nothing of it is kept.
+    let entries = cache.entries();
+    assert_eq!(entries.len(), 2);
+    for (_, reply) in &entries {
+        assert!(!reply.body.contains("Zanzibar"), "{}", reply.body);
+        assert!(!reply.body.contains("Document:"), "{}", reply.body);
+    }
+    let again = run();
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "a cached reply was bought again"
+    );
+    for i in 0..2 {
+        assert_eq!(result(&again, i), result(&first, i), "item {i}");
+    }
+}

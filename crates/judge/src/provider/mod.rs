@@ -236,6 +236,11 @@ pub struct CompletionRequest {
     /// Number of top log-probabilities per position (`logprobs` of the API).
     pub logprobs: Option<u32>,
     pub echo: bool,
+    /// With `echo`: how many bytes at the end of `prompt` the task reads back (the appended
+    /// label). The cache keeps only the echoed tokens that cover them and the completion, never
+    /// the rest of the prompt (the user's passages): [`Provider::cache_body`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub echo_tail: Option<usize>,
 }
 
 /// What a task asks of a provider.
@@ -386,6 +391,15 @@ pub trait Provider {
 
     /// Parses a non-2xx body (never fails: an unreadable body keeps its first 300 characters).
     fn parse_error(&self, status: u16, body: &str) -> ApiError;
+
+    /// What the cache keeps of a 2xx reply to `call`: what resuming needs, no more. The runner
+    /// parses this same text, fresh or cached, so a resumed run cannot differ from a fresh one.
+    /// Default: the body as received. An echo reply repeats the whole prompt (the user's
+    /// passages), so the OpenAI format keeps only the tokens that cover
+    /// [`CompletionRequest::echo_tail`] and the completion.
+    fn cache_body(&self, _call: &Call, body: &str) -> String {
+        body.to_string()
+    }
 
     /// The full HTTP request: `POST base_url + endpoint` with JSON and auth headers.
     fn http_request(&self, prepared: &Prepared, timeout: Option<Duration>) -> HttpRequest {

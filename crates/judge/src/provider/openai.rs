@@ -262,6 +262,63 @@ pub fn parse_error(status: u16, body: &str) -> ApiError {
     }
 }
 
+/// An echo reply cut to its end: the last tokens whose text covers the completion (the last
+/// `completion_tokens` tokens, or one) and `tail` more bytes (the appended label the task reads
+/// back), each logprobs list cut alike, `text` their concatenation (so the completion still ends
+/// it), usage kept. When the server's tokens align with the label (the only case the task
+/// accepts) the kept tokens are exactly the label and the completion, and the reply parses to the
+/// same values. `None` when the body is not the shape [`parse_logprobs`] reads (it is then kept
+/// whole: a reply that does not parse is stored so that it is never bought again).
+fn slim_echo(body: &str, tail: usize) -> Option<String> {
+    let mut v: Value = serde_json::from_str(body).ok()?;
+    let completion = v
+        .get("usage")
+        .and_then(|u| u.get("completion_tokens"))
+        .and_then(Value::as_u64)
+        .map_or(1, |c| c as usize);
+    let choice = v.get_mut("choices")?.as_array_mut()?.get_mut(0)?;
+    let lp = choice.get_mut("logprobs")?.as_object_mut()?;
+    let tokens: Vec<&str> = lp
+        .get("tokens")?
+        .as_array()?
+        .iter()
+        .map(Value::as_str)
+        .collect::<Option<_>>()?;
+    let n = tokens.len();
+    let mut from = n;
+    let mut need = tail;
+    while from > 0 {
+        if n - from < completion {
+            from -= 1;
+            continue;
+        }
+        if need == 0 {
+            break;
+        }
+        from -= 1;
+        need = need.saturating_sub(tokens[from].len());
+    }
+    let text: String = tokens[from..].concat();
+    for list in ["tokens", "token_logprobs", "top_logprobs", "text_offset"] {
+        if let Some(Value::Array(a)) = lp.get_mut(list) {
+            if a.len() != n {
+                return None;
+            }
+            a.drain(..from);
+        }
+    }
+    if let Some(offsets) = lp.get_mut("text_offset").and_then(Value::as_array_mut) {
+        let base = offsets.first().and_then(Value::as_u64).unwrap_or(0);
+        for o in offsets.iter_mut() {
+            *o = json!(o.as_u64().unwrap_or(base).saturating_sub(base));
+        }
+    }
+    choice
+        .as_object_mut()?
+        .insert("text".into(), Value::String(text));
+    serde_json::to_string(&v).ok()
+}
+
 impl Provider for OpenAi {
     fn config(&self) -> &ProviderConfig {
         &self.config
@@ -298,6 +355,16 @@ impl Provider for OpenAi {
         match call {
             Call::Chat(_) => parse_chat_reply(body),
             Call::Completion(_) => parse_completion_reply(body),
+        }
+    }
+
+    fn cache_body(&self, call: &Call, body: &str) -> String {
+        match call {
+            Call::Completion(c) if c.echo => c
+                .echo_tail
+                .and_then(|tail| slim_echo(body, tail))
+                .unwrap_or_else(|| body.to_string()),
+            _ => body.to_string(),
         }
     }
 

@@ -112,6 +112,7 @@ pub fn echo_call(prompt: &str, appended: &str) -> Call {
         temperature: Some(0.0),
         logprobs: Some(1),
         echo: true,
+        echo_tail: Some(appended.len()),
     })
 }
 
@@ -388,6 +389,7 @@ pub fn probe_generate_call(prompt: &str) -> Call {
         temperature: Some(0.0),
         logprobs: Some(5),
         echo: false,
+        echo_tail: None,
     })
 }
 
