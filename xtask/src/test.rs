@@ -58,6 +58,15 @@ pub fn test(args: &[String]) -> Result {
         .args(["test", "--workspace"])
         .env("RAGSCOPE_NO_SKIPS", "1"))?;
 
+    // The Python package: its wheel, installed in a fresh venv beside its oracles
+    // (pytrec-eval-terrier, ir_measures, ranx, scipy), then its pytest suite.
+    let python_started = std::time::Instant::now();
+    crate::wheel::pytest(&crate::wheel::wheel()?)?;
+    eprintln!(
+        "python step: {:.0} s",
+        python_started.elapsed().as_secs_f64()
+    );
+
     let server_skipped = crate::real_server::test()?;
     let skipped = server_skipped
         .map(|r| format!(" (SKIPPED: the real-server test: {r})"))

@@ -1,0 +1,389 @@
+//! `ragscope._native`: the Rust half of the `ragscope` Python package (python/ragscope holds
+//! the Python half: the pytrec_eval drop-in, input normalisation, reports).
+//!
+//! Every computation runs with the GIL released (`Python::detach`); only reading Python
+//! objects and building the results holds it.
+
+mod text;
+mod trec;
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use ragscope_eval::measures::{Params, RankingOptions};
+use ragscope_eval::stats::compare::{compare, Test};
+use ragscope_eval::stats::correction::{bonferroni, holm};
+use ragscope_eval::trec_eval::Selected;
+use ragscope_eval::{parse_qrels, parse_run, EvalOptions, Measure, Qrels, Run};
+
+create_exception!(
+    _native,
+    FormatError,
+    PyValueError,
+    "A qrels or run file (or dict) that cannot be read: the message names the file:line:column and the reason."
+);
+
+fn format_error(e: impl std::fmt::Display) -> PyErr {
+    FormatError::new_err(e.to_string())
+}
+
+/// TREC qrels text from `{qid: {docno: int}}`; topics with no judgments are left out (as
+/// pytrec_eval does since CV#57, where an empty one corrupted later topics).
+fn qrels_text(qrels: &Bound<'_, PyDict>) -> PyResult<Vec<u8>> {
+    let mut out = Vec::new();
+    for (qid, docs) in qrels.iter() {
+        let qid = qid
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err("query ids must be str"))?
+            .to_cow()?;
+        let docs = docs
+            .cast::<PyDict>()
+            .map_err(|_| PyTypeError::new_err(format!("qrels['{qid}'] must be a dict")))?;
+        if docs.is_empty() {
+            continue;
+        }
+        text::check_qid(&qid).map_err(|e| format_error(e.0))?;
+        for (doc, rel) in docs.iter() {
+            let doc = doc
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err("document ids must be str"))?
+                .to_cow()?;
+            let rel: i64 = match rel.cast::<PyInt>() {
+                Ok(i) => i.extract()?,
+                Err(_) => {
+                    return Err(PyTypeError::new_err(format!(
+                        "relevance of document '{doc}' in topic '{qid}' must be an int"
+                    )))
+                }
+            };
+            text::push_qrels_line(&mut out, &qid, &doc, rel).map_err(|e| format_error(e.0))?;
+        }
+    }
+    Ok(out)
+}
+
+/// TREC run text from `{qid: {docno: score}}`, and the topics listed with no documents
+/// (sorted): pytrec_eval scores those as empty rankings.
+fn run_text(run: &Bound<'_, PyDict>) -> PyResult<(Vec<u8>, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut empty = Vec::new();
+    for (qid, docs) in run.iter() {
+        let qid = qid
+            .cast::<PyString>()
+            .map_err(|_| PyTypeError::new_err("query ids must be str"))?
+            .to_cow()?;
+        let docs = docs
+            .cast::<PyDict>()
+            .map_err(|_| PyTypeError::new_err(format!("run['{qid}'] must be a dict")))?;
+        text::check_qid(&qid).map_err(|e| format_error(e.0))?;
+        if docs.is_empty() {
+            empty.push(qid.into_owned());
+            continue;
+        }
+        for (doc, score) in docs.iter() {
+            let doc = doc
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err("document ids must be str"))?
+                .to_cow()?;
+            let score: f64 = match score.cast::<PyFloat>() {
+                Ok(f) => f.value(),
+                Err(_) => score.extract().map_err(|_| {
+                    PyTypeError::new_err(format!(
+                        "score of document '{doc}' in topic '{qid}' must be a number"
+                    ))
+                })?,
+            };
+            text::push_run_line(&mut out, &qid, &doc, score).map_err(|e| format_error(e.0))?;
+        }
+    }
+    empty.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    Ok((out, empty))
+}
+
+/// A qrels or run given as a dict, or as `(name, bytes)` of a file's content.
+enum Source {
+    Text(String, Vec<u8>),
+}
+
+fn source(obj: &Bound<'_, PyAny>, qrels: bool) -> PyResult<(Source, Vec<String>)> {
+    if let Ok(d) = obj.cast::<PyDict>() {
+        return Ok(if qrels {
+            (
+                Source::Text("<qrels dict>".into(), qrels_text(d)?),
+                Vec::new(),
+            )
+        } else {
+            let (text, empty) = run_text(d)?;
+            (Source::Text("<run dict>".into(), text), empty)
+        });
+    }
+    if let Ok(t) = obj.cast::<PyTuple>() {
+        let (name, bytes): (String, Bound<'_, PyBytes>) = t.extract()?;
+        return Ok((Source::Text(name, bytes.as_bytes().to_vec()), Vec::new()));
+    }
+    Err(PyTypeError::new_err(
+        "expected a dict of dicts or (file name, bytes)",
+    ))
+}
+
+fn parsed_qrels(s: Source) -> Result<Option<Qrels>, String> {
+    let Source::Text(name, bytes) = s;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    parse_qrels(&name, &bytes)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+fn parsed_run(s: Source) -> Result<Option<Run>, String> {
+    let Source::Text(name, bytes) = s;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    parse_run(&name, &bytes)
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+/// pytrec_eval's RelevanceEvaluator core: the qrels parsed once, the measures selected once.
+#[pyclass(module = "ragscope._native", frozen)]
+struct TrecEvaluator {
+    qrels: Option<Qrels>,
+    selected: Vec<Selected>,
+    opts: RankingOptions,
+    names: Vec<Py<PyString>>,
+}
+
+#[pymethods]
+impl TrecEvaluator {
+    #[new]
+    #[pyo3(signature = (qrels, requests, relevance_level=1, judged_only=false))]
+    fn new(
+        py: Python<'_>,
+        qrels: &Bound<'_, PyAny>,
+        requests: Vec<String>,
+        relevance_level: i32,
+        judged_only: bool,
+    ) -> PyResult<Self> {
+        let selected = trec::select(&requests).map_err(PyValueError::new_err)?;
+        let (src, _) = source(qrels, true)?;
+        let qrels = py.detach(|| parsed_qrels(src)).map_err(format_error)?;
+        // pytrec_eval's keys: one per cutoff (`P_5`), else the family's name, whatever the
+        // parameters (`utility`, not trec_eval's `utility_1,-1,0,0`)
+        let names = selected
+            .iter()
+            .flat_map(|s| {
+                let one = matches!(
+                    s.params,
+                    Params::None | Params::Values(_) | Params::Pairs(_)
+                );
+                s.names
+                    .iter()
+                    .map(move |n| if one { s.family.name } else { n.as_str() })
+            })
+            .map(|n| PyString::intern(py, n).unbind())
+            .collect();
+        Ok(TrecEvaluator {
+            qrels,
+            selected,
+            opts: RankingOptions {
+                relevance_level,
+                judged_only,
+                ..RankingOptions::default()
+            },
+            names,
+        })
+    }
+
+    /// `{qid: {measure key: value}}` for the topics both in the qrels and in `run`.
+    fn evaluate<'py>(
+        &self,
+        py: Python<'py>,
+        run: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        let Some(qrels) = &self.qrels else {
+            return Ok(out);
+        };
+        let (src, empty) = source(run, false)?;
+        let scored = py
+            .detach(|| {
+                let run = parsed_run(src)?;
+                Ok::<_, String>(trec::score(
+                    qrels,
+                    run.as_ref(),
+                    &empty,
+                    &self.selected,
+                    &self.opts,
+                ))
+            })
+            .map_err(format_error)?;
+        for topic in scored {
+            let values = PyDict::new(py);
+            for (name, v) in self.names.iter().zip(&topic.values) {
+                values.set_item(name.bind(py), *v)?;
+            }
+            out.set_item(topic.qid, values)?;
+        }
+        Ok(out)
+    }
+}
+
+/// `(run id, topics, values per measure, canonical measure names, whether each is a count)`.
+type Evaluated = (String, Vec<String>, Vec<Vec<f64>>, Vec<String>, Vec<bool>);
+
+/// Scores with ragscope's measure names (`nDCG@10`, `AP`, `P(rel=2)@5`): returns
+/// [`Evaluated`]. `complete` scores every qrels topic
+/// (a missing one as an empty ranking), like `trec_eval -c`.
+#[pyfunction]
+#[pyo3(signature = (qrels, run, measures, complete=false))]
+fn evaluate<'py>(
+    py: Python<'py>,
+    qrels: &Bound<'py, PyAny>,
+    run: &Bound<'py, PyAny>,
+    measures: Vec<String>,
+    complete: bool,
+) -> PyResult<Evaluated> {
+    let measures = measures
+        .iter()
+        .map(|m| m.parse::<Measure>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let (qsrc, _) = source(qrels, true)?;
+    let (rsrc, empty) = source(run, false)?;
+    let results = py
+        .detach(|| {
+            let Some(qrels) = parsed_qrels(qsrc)? else {
+                return Ok(None);
+            };
+            let run = parsed_run(rsrc)?.unwrap_or_else(|| Run::empty("<run>"));
+            let opts = EvalOptions {
+                complete,
+                ..EvalOptions::default()
+            };
+            let mut results = ragscope_eval::try_evaluate(&qrels, &run, &measures, &opts)
+                .map_err(|e| e.to_string())?;
+            // a topic listed with no documents is a topic of the run: scored as empty
+            if !complete && !empty.is_empty() {
+                let all = EvalOptions {
+                    complete: true,
+                    ..EvalOptions::default()
+                };
+                let full = ragscope_eval::try_evaluate(&qrels, &run, &measures, &all)
+                    .map_err(|e| e.to_string())?;
+                let keep: Vec<bool> = full
+                    .topics
+                    .iter()
+                    .map(|t| results.topics.contains(t) || empty.contains(t))
+                    .collect();
+                results.topics = keep_where(&full.topics, &keep);
+                results.values = full.values.iter().map(|v| keep_where(v, &keep)).collect();
+            }
+            Ok::<_, String>(Some(results))
+        })
+        .map_err(format_error)?;
+    let names = measures.iter().map(|m| m.to_string()).collect();
+    let counts = measures.iter().map(|m| m.is_count()).collect();
+    Ok(match results {
+        None => (
+            String::new(),
+            Vec::new(),
+            vec![Vec::new(); measures.len()],
+            names,
+            counts,
+        ),
+        Some(r) => (r.run, r.topics, r.values, names, counts),
+    })
+}
+
+fn keep_where<T: Clone>(items: &[T], keep: &[bool]) -> Vec<T> {
+    items
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .map(|(t, _)| t.clone())
+        .collect()
+}
+
+/// The canonical name of a measure (`"ndcg@10"` → `"nDCG@10"`), which parses back to itself.
+#[pyfunction]
+fn canonical_measure(text: &str) -> PyResult<String> {
+    text.parse::<Measure>()
+        .map(|m| m.to_string())
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The paired test of `ragscope compare` on `other − baseline` (two-sided), as a dict.
+#[pyfunction]
+#[pyo3(signature = (baseline, other, test="t", resamples=10_000, seed=42))]
+fn paired_test<'py>(
+    py: Python<'py>,
+    baseline: Vec<f64>,
+    other: Vec<f64>,
+    test: &str,
+    resamples: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let test = match test {
+        "t" | "student" => Test::PairedT,
+        "wilcoxon" => Test::Wilcoxon(Default::default()),
+        "randomization" | "fisher" => Test::Randomization { resamples },
+        "bootstrap" => Test::Bootstrap { resamples },
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown test '{other}': use t, wilcoxon, randomization or bootstrap"
+            )))
+        }
+    };
+    let r = py
+        .detach(|| compare(&baseline, &other, test, seed))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let d = PyDict::new(py);
+    d.set_item("n", r.n)?;
+    d.set_item("mean_difference", r.mean_difference)?;
+    d.set_item("ci_low", r.ci_low)?;
+    d.set_item("ci_high", r.ci_high)?;
+    d.set_item("cohens_d", r.cohens_d)?;
+    d.set_item("statistic", r.statistic)?;
+    d.set_item("p_value", r.p_value)?;
+    Ok(d)
+}
+
+/// Multiple-comparison correction of p-values (`holm`, `bonferroni` or `none`).
+#[pyfunction]
+fn correct_p_values(p: Vec<f64>, method: &str) -> PyResult<Vec<f64>> {
+    match method {
+        "holm" => Ok(holm(&p)),
+        "bonferroni" => Ok(bonferroni(&p)),
+        "none" => Ok(p),
+        other => Err(PyValueError::new_err(format!(
+            "unknown correction '{other}': use holm, bonferroni or none"
+        ))),
+    }
+}
+
+/// The trec_eval families pytrec_eval can compute, in trec_eval's table order.
+#[pyfunction]
+fn trec_families(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
+    let names: Vec<&str> = ragscope_eval::measures::registry()
+        .iter()
+        .filter(|f| f.input == ragscope_eval::measures::Input::Qrels)
+        .map(|f| f.name)
+        .collect();
+    PyList::new(py, names)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("FormatError", m.py().get_type::<FormatError>())?;
+    m.add_class::<TrecEvaluator>()?;
+    m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_measure, m)?)?;
+    m.add_function(wrap_pyfunction!(paired_test, m)?)?;
+    m.add_function(wrap_pyfunction!(correct_p_values, m)?)?;
+    m.add_function(wrap_pyfunction!(trec_families, m)?)?;
+    Ok(())
+}
