@@ -26,7 +26,7 @@ Commands:
   test             every test: fmt, clippy, native tests, wasm tests in headless Chromium, fuzzers,
                    and the browser end-to-end tests of the built app
   test --quick     native tests only (fmt, clippy, cargo test)
-  test --only S    one slow suite alone: fuzz, wasm or browser (for working on it; CI runs all)
+  test --only S    one slow suite alone: fuzz, wasm, browser or python (for working on it; CI runs all)
   bench metrics    ragscope vs pytrec_eval vs ranx on a generated 1,000 x 1,000 run
   bench metrics --sizes [Q,...]  time per line and peak memory, ~1 MB to ~280 MB runs
   bench udcg       UDCG + classic metrics + correlations throughput, 10k -> 1M passages

@@ -22,8 +22,9 @@ pub fn test(args: &[String]) -> Result {
                 browser_e2e()
             }
             Some("real-server") => crate::real_server::test().map(|_| ()),
+            Some("python") => python_step(),
             other => Err(format!(
-                "--only takes fuzz, wasm, browser or real-server (got {other:?})"
+                "--only takes fuzz, wasm, browser, real-server or python (got {other:?})"
             )),
         };
     }
@@ -58,14 +59,7 @@ pub fn test(args: &[String]) -> Result {
         .args(["test", "--workspace"])
         .env("RAGSCOPE_NO_SKIPS", "1"))?;
 
-    // The Python package: its wheel, installed in a fresh venv beside its oracles
-    // (pytrec-eval-terrier, ir_measures, ranx, scipy), then its pytest suite.
-    let python_started = std::time::Instant::now();
-    crate::wheel::pytest(&crate::wheel::wheel()?)?;
-    eprintln!(
-        "python step: {:.0} s",
-        python_started.elapsed().as_secs_f64()
-    );
+    python_step()?;
 
     let server_skipped = crate::real_server::test()?;
     let skipped = server_skipped
@@ -98,6 +92,15 @@ pub fn test(args: &[String]) -> Result {
         "\nxtask test: all suites passed in {:.0} s{skipped}",
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// The Python package: its wheel, installed in a fresh venv beside its oracles
+/// (pytrec-eval-terrier, ir_measures, ranx, scipy), then its pytest suite.
+fn python_step() -> Result {
+    let started = std::time::Instant::now();
+    crate::wheel::pytest(&crate::wheel::wheel()?)?;
+    eprintln!("python step: {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
 }
 

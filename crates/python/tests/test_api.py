@@ -49,7 +49,8 @@ def untied(seed):
 
 def test_evaluate_equals_ranx_on_untied_runs():
     qrels, run = untied(0)
-    metrics = ["ndcg@10", "map@100", "mrr", "precision@5", "recall@100", "precision@5-l2", "r-precision"]
+    # few metrics: ranx JIT-compiles each one (most of this suite's time in a fresh venv)
+    metrics = ["ndcg@10", "map@100", "precision@5-l2"]
     theirs = ranx.evaluate(ranx.Qrels(qrels), ranx.Run(run), metrics)
     ours = ragscope.evaluate(qrels, run, metrics)
     assert list(ours) == metrics
