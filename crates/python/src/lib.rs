@@ -4,8 +4,10 @@
 //! Every computation runs with the GIL released (`Python::detach`); only reading Python
 //! objects and building the results holds it.
 
+mod direct;
 mod text;
 mod trec;
+mod utf8;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -32,6 +34,7 @@ fn format_error(e: impl std::fmt::Display) -> PyErr {
 /// TREC qrels text from `{qid: {docno: int}}`; topics with no judgments are left out (as
 /// pytrec_eval does since CV#57, where an empty one corrupted later topics).
 fn qrels_text(qrels: &Bound<'_, PyDict>) -> PyResult<Vec<u8>> {
+    let fast = utf8::fast_available(qrels.py());
     let mut out = Vec::new();
     for (qid, docs) in qrels.iter() {
         let qid = qid
@@ -48,8 +51,8 @@ fn qrels_text(qrels: &Bound<'_, PyDict>) -> PyResult<Vec<u8>> {
         for (doc, rel) in docs.iter() {
             let doc = doc
                 .cast::<PyString>()
-                .map_err(|_| PyTypeError::new_err("document ids must be str"))?
-                .to_cow()?;
+                .map_err(|_| PyTypeError::new_err("document ids must be str"))?;
+            let doc = utf8::text(doc, fast)?;
             let rel: i64 = match rel.cast::<PyInt>() {
                 Ok(i) => i.extract()?,
                 Err(_) => {
@@ -152,6 +155,7 @@ fn parsed_run(s: Source) -> Result<Option<Run>, String> {
 #[pyclass(module = "ragscope._native", frozen)]
 struct TrecEvaluator {
     qrels: Option<Qrels>,
+    index: std::collections::HashMap<String, usize>,
     selected: Vec<Selected>,
     opts: RankingOptions,
     names: Vec<Py<PyString>>,
@@ -187,6 +191,7 @@ impl TrecEvaluator {
             .map(|n| PyString::intern(py, n).unbind())
             .collect();
         Ok(TrecEvaluator {
+            index: qrels.as_ref().map(direct::topic_index).unwrap_or_default(),
             qrels,
             selected,
             opts: RankingOptions {
@@ -208,9 +213,12 @@ impl TrecEvaluator {
         let Some(qrels) = &self.qrels else {
             return Ok(out);
         };
-        let (src, empty) = source(run, false)?;
-        let scored = py
-            .detach(|| {
+        let scored = if let Ok(run) = run.cast::<PyDict>() {
+            let (topics, arena) = self.read_run(run)?;
+            py.detach(|| direct::score(qrels, &topics, &arena, &self.selected, &self.opts))
+        } else {
+            let (src, empty) = source(run, false)?;
+            py.detach(|| {
                 let run = parsed_run(src)?;
                 Ok::<_, String>(trec::score(
                     qrels,
@@ -220,7 +228,8 @@ impl TrecEvaluator {
                     &self.opts,
                 ))
             })
-            .map_err(format_error)?;
+            .map_err(format_error)?
+        };
         for topic in scored {
             let values = PyDict::new(py);
             for (name, v) in self.names.iter().zip(&topic.values) {
@@ -229,6 +238,57 @@ impl TrecEvaluator {
             out.set_item(topic.qid, values)?;
         }
         Ok(out)
+    }
+}
+
+impl TrecEvaluator {
+    /// The run topics that are qrels topics, docnos copied into one arena (topics the qrels
+    /// lack are skipped unread, as pytrec_eval drops them).
+    fn read_run(&self, run: &Bound<'_, PyDict>) -> PyResult<(Vec<direct::RunTopicDocs>, Vec<u8>)> {
+        let py = run.py();
+        let fast = utf8::fast_available(py);
+        let mut topics = Vec::new();
+        let mut arena = Vec::new();
+        for (qid, docs) in run.iter() {
+            let qid = qid
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err("query ids must be str"))?;
+            let qid = utf8::text(qid, fast)?;
+            let Some(&qrels_index) = self.index.get(qid.as_ref()) else {
+                continue;
+            };
+            let docs = docs
+                .cast::<PyDict>()
+                .map_err(|_| PyTypeError::new_err(format!("run['{qid}'] must be a dict")))?;
+            let mut entries = Vec::with_capacity(docs.len());
+            for (doc, score) in docs.iter() {
+                let doc = doc
+                    .cast::<PyString>()
+                    .map_err(|_| PyTypeError::new_err("document ids must be str"))?;
+                let score: f64 = match score.cast::<PyFloat>() {
+                    Ok(f) => f.value(),
+                    Err(_) => score.extract().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "score of a document in topic '{qid}' must be a number"
+                        ))
+                    })?,
+                };
+                if !score.is_finite() {
+                    return Err(format_error(format!(
+                        "score {score} of document '{doc}' in topic '{qid}' is not a finite number"
+                    )));
+                }
+                let start = arena.len();
+                arena.extend_from_slice(utf8::text(doc, fast)?.as_bytes());
+                entries.push((score, start, arena.len()));
+            }
+            topics.push(direct::RunTopicDocs {
+                qrels_index,
+                qid: qid.into_owned(),
+                docs: entries,
+            });
+        }
+        Ok((topics, arena))
     }
 }
 

@@ -33,9 +33,12 @@ pub fn push_qrels_line(out: &mut Vec<u8>, qid: &str, doc: &str, rel: i64) -> Res
             "relevance {rel} of document '{doc}' in topic '{qid}' does not fit in 32 bits"
         )));
     }
-    let mut line = String::with_capacity(qid.len() + doc.len() + 16);
-    let _ = writeln!(line, "{qid} 0 {doc} {rel}");
-    out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(qid.as_bytes());
+    out.extend_from_slice(b" 0 ");
+    out.extend_from_slice(doc.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(itoa::Buffer::new().format(rel).as_bytes());
+    out.push(b'\n');
     Ok(())
 }
 

@@ -44,7 +44,6 @@ pub fn score(
     let mut scratch = Vec::new();
     let mut rels = Vec::new();
     let mut out = Vec::new();
-    let width: usize = selected.iter().map(|s| s.names.len()).sum();
     for qt in qrels.topics() {
         let qid = qt.qid();
         match run.and_then(|r| r.topic(qid).map(|t| (r, t))) {
@@ -67,25 +66,32 @@ pub fn score(
             opts.judged_only,
             opts.num_docs_in_coll,
         );
-        let mut values = Vec::with_capacity(width);
-        for s in selected {
-            let start = values.len();
-            values.resize(start + s.names.len(), 0.0);
-            (s.family.compute)(&t, &s.params, &mut values[start..]);
-            match s.family.name {
-                // pytrec_eval gives its string-valued measures as 0.0
-                "runid" | "relstring" => values[start..].iter_mut().for_each(|v| *v = 0.0),
-                // and counts each topic once
-                "num_q" => values[start] = 1.0,
-                _ => {}
-            }
-        }
+        let values = compute(&t, selected);
         out.push(TopicValues {
             qid: qid.to_string(),
             values,
         });
     }
     out
+}
+
+/// Every selected family's values on one topic, in order, with pytrec_eval's conventions.
+pub fn compute(t: &TopicEval, selected: &[Selected]) -> Vec<f64> {
+    let width: usize = selected.iter().map(|s| s.names.len()).sum();
+    let mut values = Vec::with_capacity(width);
+    for s in selected {
+        let start = values.len();
+        values.resize(start + s.names.len(), 0.0);
+        (s.family.compute)(t, &s.params, &mut values[start..]);
+        match s.family.name {
+            // pytrec_eval gives its string-valued measures as 0.0
+            "runid" | "relstring" => values[start..].iter_mut().for_each(|v| *v = 0.0),
+            // and counts each topic once
+            "num_q" => values[start] = 1.0,
+            _ => {}
+        }
+    }
+    values
 }
 
 #[cfg(test)]
