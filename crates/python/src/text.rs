@@ -5,8 +5,6 @@
 //! Identifiers with whitespace cannot be written as a TREC line, so they are refused by name
 //! instead of being split.
 
-use std::fmt::Write as _;
-
 /// Why a dict could not become TREC text: which topic and document, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DictError(pub String);
@@ -43,7 +41,7 @@ pub fn push_qrels_line(out: &mut Vec<u8>, qid: &str, doc: &str, rel: i64) -> Res
 }
 
 /// Appends the run line `qid Q0 docno 0 score run` (`qid` already checked). The rank column
-/// is ignored by the parser (trec_eval ranks by score, ties by docno descending), and `{}`
+/// is ignored by the parser (trec_eval ranks by score, ties by docno descending), and ryu
 /// prints the shortest text that reads back as the same f64.
 pub fn push_run_line(out: &mut Vec<u8>, qid: &str, doc: &str, score: f64) -> Result<(), DictError> {
     check_id("document", doc)?;
@@ -52,9 +50,12 @@ pub fn push_run_line(out: &mut Vec<u8>, qid: &str, doc: &str, score: f64) -> Res
             "score {score} of document '{doc}' in topic '{qid}' is not a finite number"
         )));
     }
-    let mut line = String::with_capacity(qid.len() + doc.len() + 32);
-    let _ = writeln!(line, "{qid} Q0 {doc} 0 {score} run");
-    out.extend_from_slice(line.as_bytes());
+    out.extend_from_slice(qid.as_bytes());
+    out.extend_from_slice(b" Q0 ");
+    out.extend_from_slice(doc.as_bytes());
+    out.extend_from_slice(b" 0 ");
+    out.extend_from_slice(ryu::Buffer::new().format_finite(score).as_bytes());
+    out.extend_from_slice(b" run\n");
     Ok(())
 }
 

@@ -90,6 +90,9 @@ def test_bad_files_raise_format_error_with_place(tmp_path):
         ragscope.evaluate(short, {"1": {"a": 1.0}}, "AP")
     with pytest.raises(ragscope.FormatError, match="whitespace"):
         ragscope.evaluate({"1": {"a b": 1}}, {"1": {"a": 1.0}}, "AP")
+    dup = pd.DataFrame({"query_id": ["1", "1", "1"], "doc_id": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]})
+    with pytest.raises(ragscope.FormatError, match=r"<DataFrame>:3:.*duplicate docno 'a'"):
+        ragscope.evaluate({"1": {"a": 1}}, dup, "AP")
     with pytest.raises(ValueError, match="unknown measure"):
         ragscope.evaluate({"1": {"a": 1}}, {"1": {"a": 1.0}}, "nope@3")
 

@@ -7,7 +7,7 @@ import gzip
 import os
 from typing import Any, Dict, Tuple, Union
 
-from ragscope._native import FormatError
+from ragscope._native import columns_text
 
 Native = Union[Dict[str, Dict[str, Any]], Tuple[str, bytes]]
 
@@ -51,14 +51,9 @@ def to_native(obj: Any, qrels: bool) -> Native:
         if qrels:
             vals = [int(v) for v in _column(obj, _REL, "relevance").tolist()]
         else:
-            vals = [float(v) for v in _column(obj, _SCORE, "score").tolist()]
-        out: Dict[str, Dict[str, Any]] = {}
-        for row, (q, d, v) in enumerate(zip(qids, docs, vals)):
-            topic = out.setdefault(q, {})
-            if d in topic:
-                raise FormatError(f"<DataFrame>:{row}: duplicate document '{d}' for topic '{q}'")
-            topic[d] = v
-        return out
+            vals = _column(obj, _SCORE, "score").astype(float).tolist()
+        # one TREC line per row: a parse error (a duplicate document) names row + 1 as its line
+        return "<DataFrame>", columns_text(qids, docs, vals, qrels)
     if hasattr(obj, "items"):
         return {str(q): dict(d) for q, d in obj.items()}
     # ir_measures' iterables of Qrel(query_id, doc_id, relevance) / ScoredDoc(query_id, doc_id, score)
