@@ -14,11 +14,12 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use ragscope_eval::formats::{open_input, read_run_input, Input, ParseErrorKind, ReadError};
 use ragscope_eval::measures::{Params, RankingOptions};
 use ragscope_eval::stats::compare::{compare, Test};
 use ragscope_eval::stats::correction::{bonferroni, holm};
 use ragscope_eval::trec_eval::Selected;
-use ragscope_eval::{parse_qrels, parse_run, EvalOptions, Measure, Qrels, Run};
+use ragscope_eval::{parse_qrels, parse_run, EvalOptions, Measure, ParseError, Qrels, Run};
 
 create_exception!(
     _native,
@@ -105,9 +106,11 @@ fn run_text(run: &Bound<'_, PyDict>) -> PyResult<(Vec<u8>, Vec<String>)> {
     Ok((out, empty))
 }
 
-/// A qrels or run given as a dict, or as `(name, bytes)` of a file's content.
+/// A qrels or run given as a dict or `(name, bytes)` (TREC text), or a plain file's path.
 enum Source {
     Text(String, Vec<u8>),
+    /// Mapped and parsed in place (ragscope_eval::formats::open_input), as the CLI reads files.
+    File(String),
 }
 
 fn source(obj: &Bound<'_, PyAny>, qrels: bool) -> PyResult<(Source, Vec<String>)> {
@@ -122,33 +125,57 @@ fn source(obj: &Bound<'_, PyAny>, qrels: bool) -> PyResult<(Source, Vec<String>)
             (Source::Text("<run dict>".into(), text), empty)
         });
     }
+    if let Ok(path) = obj.cast::<PyString>() {
+        return Ok((Source::File(path.to_cow()?.into_owned()), Vec::new()));
+    }
     if let Ok(t) = obj.cast::<PyTuple>() {
         let (name, bytes): (String, Bound<'_, PyBytes>) = t.extract()?;
         return Ok((Source::Text(name, bytes.as_bytes().to_vec()), Vec::new()));
     }
     Err(PyTypeError::new_err(
-        "expected a dict of dicts or (file name, bytes)",
+        "expected a dict of dicts, a path or (file name, bytes)",
     ))
 }
 
-fn parsed_qrels(s: Source) -> Result<Option<Qrels>, String> {
-    let Source::Text(name, bytes) = s;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
+/// `None` for a file with no lines: no topics, as an empty dict (not an error, as pytrec_eval).
+fn none_if_empty<T>(r: Result<T, ParseError>) -> Result<Option<T>, String> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.kind == ParseErrorKind::Empty => Ok(None),
+        Err(e) => Err(e.to_string()),
     }
-    parse_qrels(&name, &bytes)
-        .map(Some)
-        .map_err(|e| e.to_string())
+}
+
+fn parsed_qrels(s: Source) -> Result<Option<Qrels>, String> {
+    match s {
+        Source::Text(name, bytes) => none_if_empty(parse_qrels(&name, &bytes)),
+        Source::File(path) => {
+            let bytes = match open_input(&path).map_err(|e| format!("{path}: {e}"))? {
+                Input::Whole(mapped) => return none_if_empty(parse_qrels(&path, &mapped)),
+                Input::Stream(mut reader) => {
+                    let mut all = Vec::new();
+                    std::io::Read::read_to_end(&mut reader, &mut all)
+                        .map_err(|e| format!("{path}: {e}"))?;
+                    all
+                }
+            };
+            none_if_empty(parse_qrels(&path, &bytes))
+        }
+    }
 }
 
 fn parsed_run(s: Source) -> Result<Option<Run>, String> {
-    let Source::Text(name, bytes) = s;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
+    match s {
+        Source::Text(name, bytes) => none_if_empty(parse_run(&name, &bytes)),
+        Source::File(path) => {
+            let input = open_input(&path).map_err(|e| format!("{path}: {e}"))?;
+            match read_run_input(&path, input) {
+                Ok(run) => Ok(Some(run)),
+                Err(ReadError::Parse(e)) => none_if_empty(Err(e)),
+                Err(ReadError::Io(e)) => Err(format!("{path}: {e}")),
+            }
+        }
     }
-    parse_run(&name, &bytes)
-        .map(Some)
-        .map_err(|e| e.to_string())
 }
 
 /// pytrec_eval's RelevanceEvaluator core: the qrels parsed once, the measures selected once.

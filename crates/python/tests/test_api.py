@@ -93,6 +93,11 @@ def test_bad_files_raise_format_error_with_place(tmp_path):
     dup = pd.DataFrame({"query_id": ["1", "1", "1"], "doc_id": ["a", "b", "a"], "score": [1.0, 2.0, 3.0]})
     with pytest.raises(ragscope.FormatError, match=r"<DataFrame>:3:.*duplicate docno 'a'"):
         ragscope.evaluate({"1": {"a": 1}}, dup, "AP")
+    with pytest.raises(FileNotFoundError):
+        ragscope.evaluate(tmp_path / "missing.qrels", {"1": {"a": 1.0}}, "AP")
+    empty = tmp_path / "empty.run"
+    empty.write_text("")
+    assert ragscope.evaluate({"1": {"a": 1}}, empty, "AP", per_query=True) == {}
     with pytest.raises(ValueError, match="unknown measure"):
         ragscope.evaluate({"1": {"a": 1}}, {"1": {"a": 1.0}}, "nope@3")
 
@@ -125,6 +130,11 @@ def test_compare_uses_the_paired_tests_of_scipy():
     assert "| system | AP | nDCG@10 |" in report.to_markdown()
     assert r"\begin{tabular}" in report.to_latex()
     assert str(report).splitlines()[0].split() == ["system", "AP", "nDCG@10"]
+
+
+def test_tie_report_reads_files(data):
+    _, run = read_dicts(data / "qrels.test", data / "results.test")
+    assert ragscope.tie_report(data / "results.test", 10) == ragscope.tie_report(run, 10)
 
 
 def test_tie_report_names_ties_across_the_cutoff():

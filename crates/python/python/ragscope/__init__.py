@@ -206,6 +206,9 @@ def tie_report(run: Any, k: int) -> List[TieGroup]:
     if k < 1:
         raise ValueError("k must be >= 1")
     native = to_native(run, False)
+    if isinstance(native, str):
+        with open(native, "rb") as f:
+            native = (native, f.read())
     if isinstance(native, tuple):
         native = _parse_run_text(*native)
     out = []

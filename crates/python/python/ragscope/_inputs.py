@@ -9,7 +9,7 @@ from typing import Any, Dict, Tuple, Union
 
 from ragscope._native import columns_text
 
-Native = Union[Dict[str, Dict[str, Any]], Tuple[str, bytes]]
+Native = Union[Dict[str, Dict[str, Any]], str, Tuple[str, bytes]]
 
 # Column names accepted for DataFrames: ragscope's and ir_measures' first, then ranx's and
 # common spellings.
@@ -26,13 +26,16 @@ def _column(df: Any, names: Tuple[str, ...], what: str) -> Any:
     raise ValueError(f"the DataFrame has no {what} column (looked for {', '.join(names)})")
 
 
-def _read_file(path: Union[str, os.PathLike]) -> Tuple[str, bytes]:
+def _read_file(path: Union[str, os.PathLike]) -> Union[str, Tuple[str, bytes]]:
+    """A plain file's path (mapped and parsed in Rust), or a gzip file's name and content."""
     name = os.fspath(path)
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
     with open(name, "rb") as f:
-        data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
-    return name, data
+        if f.read(2) != b"\x1f\x8b":
+            return name
+        f.seek(0)
+        return name, gzip.decompress(f.read())
 
 
 def to_native(obj: Any, qrels: bool) -> Native:

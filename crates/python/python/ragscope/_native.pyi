@@ -2,7 +2,7 @@
 
 from typing import Any, Dict, List, Tuple, Union
 
-_Source = Union[Dict[str, Dict[str, Any]], Tuple[str, bytes]]
+_Source = Union[Dict[str, Dict[str, Any]], str, Tuple[str, bytes]]
 
 class FormatError(ValueError):
     """A qrels or run that cannot be read: the message names file:line:column and the reason."""
@@ -21,6 +21,7 @@ def evaluate(
     qrels: _Source, run: _Source, measures: List[str], complete: bool = False
 ) -> Tuple[str, List[str], List[List[float]], List[str], List[bool]]: ...
 def canonical_measure(text: str) -> str: ...
+def columns_text(qids: List[str], docs: List[str], values: List[Any], qrels: bool) -> bytes: ...
 def paired_test(
     baseline: List[float], other: List[float], test: str = "t", resamples: int = 10000, seed: int = 42
 ) -> Dict[str, float]: ...
