@@ -60,7 +60,6 @@ _RANX = {
     "map": "MAP",
     "ndcg": "nDCG",
     "hit_rate": "Success",
-    "hits": "Success",
     "r-precision": "Rprec",
     "bpref": "bpref",
 }
