@@ -10,6 +10,10 @@ use ragscope_eval::{Qrels, Run};
 /// table order, each with the names of its values (`P_5`, `P_10`). Only plain-qrels families:
 /// pytrec_eval reads no judgment groups or preferences.
 pub fn select(requests: &[String]) -> Result<Vec<Selected>, String> {
+    // pytrec_eval computes nothing for no measures; trec_eval's `-m` would default to official
+    if requests.is_empty() {
+        return Ok(Vec::new());
+    }
     let (marked, params) = mark_measures(requests).map_err(|e| e.message.trim().to_string())?;
     let selected = init_measures(&marked, &params).map_err(|e| e.message.trim().to_string())?;
     if let Some(u) = selected.iter().find(|s| s.family.name == "utility") {

@@ -91,6 +91,11 @@ def test_measure_strings_with_parameters_give_pytrec_eval_keys(data):
         assert_same(ours, theirs)
 
 
+def test_no_measures_give_empty_values_per_topic():
+    q, r = {"q1": {"a": 1}, "q2": {"b": 1}}, {"q1": {"a": 1}}
+    assert rpe.RelevanceEvaluator(q, []).evaluate(r) == pte.RelevanceEvaluator(q, []).evaluate(r) == {"q1": {}}
+
+
 def test_errors_match_pytrec_eval(data):
     qrels = {"q1": {"d1": 1}}
     for bad in ["nope", "P.x", "ndcg_cutt.10"]:
