@@ -171,3 +171,21 @@ def test_a_thousand_evaluate_calls_keep_rss_flat(data):
     grown = rss_kib() - before
     # one result dict is ~50 KiB; a leak of one per call would be ~50 MiB
     assert grown < 4096, f"RSS grew {grown} KiB over 1,000 calls"
+
+
+def test_ir_measures_provider_gives_ir_measures_values(data):
+    qrels, run = read_dicts(data / "qrels.test", data / "results.test")
+    measures = [ir_measures.parse_measure(m) for m in ["nDCG@10", "AP", "P@5", "P(rel=2)@5", "R@100", "Rprec", "Bpref", "Judged@10", "nDCG(dcg='exp-log2')@10"]]
+    theirs = ir_measures.calc_aggregate(measures, qrels, run)
+    p = ragscope.register_ir_measures()
+    try:
+        assert all(p.supports(m) for m in measures)
+        ours = p.calc_aggregate(measures, qrels, run)
+        via_pipeline = ir_measures.calc_aggregate(measures, qrels, run)
+    finally:
+        ir_measures.DefaultPipeline.providers.remove(p)
+    for m in measures:
+        # ir_measures serves nDCG(dcg='exp-log2') from a backend that prints 4 decimals per query
+        tol = 5e-5 if "exp-log2" in str(m) else 1e-9
+        assert ours[m] == pytest.approx(theirs[m], abs=tol), str(m)
+        assert via_pipeline[m] == pytest.approx(ours[m], abs=1e-12), str(m)

@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Se
 from ragscope import _native
 from ragscope._compare import Report, compare
 from ragscope._inputs import to_native
+from ragscope._ir_measures import register_ir_measures
 from ragscope._native import FormatError
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "evaluate",
     "iter_calc",
     "parse_measure",
+    "register_ir_measures",
     "tie_report",
 ]
 
