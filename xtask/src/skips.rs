@@ -53,6 +53,17 @@ impl Skips {
         }
     }
 
+    /// Reads pytest's `-rs` report: each `SKIPPED [n] place: reason` line is a skip.
+    pub fn pytest(&mut self, output: &str) {
+        for line in output.lines() {
+            if let Some(rest) = line.strip_prefix("SKIPPED [") {
+                let rest = rest.split_once("] ").map_or(rest, |(_, r)| r);
+                let (place, reason) = rest.split_once(": ").unwrap_or((rest, ""));
+                self.skip(&format!("python: {place}"), reason);
+            }
+        }
+    }
+
     /// Prints the allow-list and every skip; fails when a skip is not on the list.
     pub fn check(mut self) -> Result {
         let allowed = allowed()?;
@@ -244,6 +255,16 @@ mod tests {
                 ("later".to_string(), "no reason given".to_string())
             ]
         );
+    }
+
+    #[test]
+    fn pytest_skips_are_read_from_its_short_summary() {
+        let mut s = Skips::default();
+        s.pytest(
+            "45 passed, 1 skipped in 3.2s\n\
+             SKIPPED [1] test_x.py:12: no pandas\n",
+        );
+        assert_eq!(s.skipped["python: test_x.py:12"], "no pandas");
     }
 
     #[test]

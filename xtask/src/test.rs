@@ -27,8 +27,13 @@ pub fn test(args: &[String]) -> Result {
                 skips.check()
             }
             Some("real-server") => crate::real_server::test().map(|_| ()),
+            Some("python") => {
+                let mut skips = Skips::default();
+                python_step(&mut skips)?;
+                skips.check()
+            }
             other => Err(format!(
-                "--only takes fuzz, wasm, browser or real-server (got {other:?})"
+                "--only takes fuzz, wasm, browser, real-server or python (got {other:?})"
             )),
         };
     }
@@ -75,6 +80,8 @@ pub fn test(args: &[String]) -> Result {
             .env("RAGSCOPE_NO_SKIPS", "1"),
     )?);
 
+    python_step(&mut skips)?;
+
     skips.libtest(&crate::real_server::test()?);
 
     if quick {
@@ -105,6 +112,15 @@ pub fn test(args: &[String]) -> Result {
         "\nxtask test: all suites passed in {:.0} s",
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// The Python package: its wheel, installed in a fresh venv beside its oracles
+/// (pytrec-eval-terrier, ir_measures, ranx, scipy), then its pytest suite.
+fn python_step(skips: &mut Skips) -> Result {
+    let started = std::time::Instant::now();
+    skips.pytest(&crate::wheel::pytest(&crate::wheel::wheel()?)?);
+    eprintln!("python step: {:.0} s", started.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -19,6 +19,9 @@ use std::io::Read;
 use crate::formats::Input as Opened;
 
 pub use args::Args;
+/// The `-m` selection, for callers that score in-memory inputs with trec_eval's measure names
+/// (the Python package's pytrec_eval drop-in).
+pub use measures::{init as init_measures, mark as mark_measures, Selected};
 
 use crate::formats::{
     parse_prefs, parse_qrels, parse_qrels_jg, PrefsTopic, Qrels, QrelsTopic, ReadError, Run,
@@ -28,7 +31,6 @@ use crate::measures::prefs::form_prefs_counts;
 use crate::measures::topic::{ranked_rels, NOT_POOLED};
 use crate::measures::{relstring, Input, RankingOptions, Summary, TopicEval};
 use format::{fmt_value, HELP};
-use measures::Selected;
 
 /// A failed trec_eval invocation: what trec_eval would print on stderr, and its exit code.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
