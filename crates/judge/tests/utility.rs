@@ -75,8 +75,8 @@ fn rendered(passage: &str) -> String {
     )
 }
 
-fn run(script: Script, task: &Utility, prompts: &[Prompt]) -> (RunSummary, FakeServer) {
-    let server = FakeServer::start(script).unwrap();
+/// One item per prompt, keyed by its index.
+fn job(task: &Utility, prompts: &[Prompt]) -> Job {
     let items = task.items(
         prompts
             .iter()
@@ -84,11 +84,16 @@ fn run(script: Script, task: &Utility, prompts: &[Prompt]) -> (RunSummary, FakeS
             .map(|(i, p)| (ItemKey(vec![("i".into(), i.to_string())]), p.clone()))
             .collect(),
     );
-    let job = Job {
+    Job {
         task: Rc::new(task.clone()),
         items,
         samples: 1,
-    };
+    }
+}
+
+fn run(script: Script, task: &Utility, prompts: &[Prompt]) -> (RunSummary, FakeServer) {
+    let server = FakeServer::start(script).unwrap();
+    let job = job(task, prompts);
     let s = block_on(run_job(
         &job,
         &env(&server),
@@ -339,18 +344,7 @@ fn the_cache_keeps_no_echoed_prompt_and_still_resumes() {
     let cache = Rc::new(MemoryCache::new());
     let mut e = env(&server);
     e.cache = cache.clone();
-    let items = task.items(
-        prompts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (ItemKey(vec![("i".into(), i.to_string())]), p.clone()))
-            .collect(),
-    );
-    let job = Job {
-        task: Rc::new(task.clone()),
-        items,
-        samples: 1,
-    };
+    let job = job(&task, &prompts);
     let run = || block_on(run_job(&job, &e, &opts(), &Control::new(), &mut |_| {}));
     let first = run();
     assert_eq!(server.requests().len(), 2);
