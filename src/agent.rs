@@ -1,9 +1,9 @@
 //! The evaluation worker: a yew-agent reactor that owns an [`engine::Workspace`].
 
 use crate::engine::Workspace;
-use crate::protocol::{Request, Response};
 use futures::future::{select, Either};
 use futures::{SinkExt, StreamExt};
+use ragscope_protocol::{Request, Response};
 use yew_agent::reactor::{reactor, ReactorScope};
 
 #[reactor(EvalReactor)]
@@ -80,7 +80,7 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             }
             // The utility task's GGUF: its metadata read from the picked file's Blob.
             #[cfg(target_arch = "wasm32")]
-            Request::Judge(crate::protocol::judges::JudgeRequest::ReadGguf { id, url, name }) => {
+            Request::Judge(ragscope_protocol::judges::JudgeRequest::ReadGguf { id, url, name }) => {
                 vec![
                     apart(crate::engine::judges::worker::read_gguf(
                         &mut workspace,
@@ -159,7 +159,7 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             // stops a remote run too.
             #[cfg(target_arch = "wasm32")]
             Request::Litm(r) => {
-                if matches!(r, crate::protocol::litm::LitmRequest::Cancel) {
+                if matches!(r, ragscope_protocol::litm::LitmRequest::Cancel) {
                     remote.cancel();
                 }
                 let drive =
@@ -300,7 +300,7 @@ impl EvalClock {
         &self,
         scoring_ms: f64,
         report_ms: f64,
-        report: &crate::protocol::Report,
+        report: &ragscope_protocol::Report,
         reused: usize,
     ) -> Response {
         let end = Self::wall();
@@ -308,7 +308,7 @@ impl EvalClock {
         let wasm_memory_bytes = crate::engine::blob_load::wasm_memory_bytes();
         #[cfg(not(target_arch = "wasm32"))]
         let wasm_memory_bytes = 0;
-        Response::Timings(crate::protocol::Timings {
+        Response::Timings(ragscope_protocol::Timings {
             what: format!(
                 "evaluate {} runs ({reused} kept from the last evaluation)",
                 report.runs.len()

@@ -1,8 +1,8 @@
 //! Telling file formats apart by their content (names lie: `run.txt`, `qrels`, `data.json`).
 
-use crate::answers_protocol::AnswerFile;
-use crate::protocol::FileKind;
 use ragscope_eval::answers::open_rag_eval;
+use ragscope_protocol::answer_files::AnswerFile;
+use ragscope_protocol::FileKind;
 
 /// Bytes looked at before deciding; a slice of a big file is always at least this long.
 pub const DETECT_BYTES: usize = 64 * 1024;

@@ -5,11 +5,6 @@
 mod tournament;
 
 use crate::detect::{detect_kind, Detected, DETECT_BYTES};
-use crate::protocol::{
-    EvalRequest, FileId, FileKind, MeasureInfo, RankedRow, Report, ReportOf, Request, Response,
-    RunRow, SigTest, Significance, StudyGroup, StudyRow, StudyTable, TopicView, UdcgPoint,
-    UdcgSeries,
-};
 use ragscope_eval::formats::{Qrels, QrelsParser, Run, RunParser};
 use ragscope_eval::rag::contexts::{self, ContextSet};
 use ragscope_eval::rag::correlation::{study, StudyConfig};
@@ -19,6 +14,11 @@ use ragscope_eval::rag::{classic, Convention, UdcgParams};
 use ragscope_eval::stats::paired::{paired_t, randomization};
 use ragscope_eval::stats::{holm, Alternative};
 use ragscope_eval::{EvalOptions, Measure, Results};
+use ragscope_protocol::{
+    EvalRequest, FileId, FileKind, MeasureInfo, RankedRow, Report, ReportOf, Request, Response,
+    RunRow, SigTest, Significance, StudyGroup, StudyRow, StudyTable, TopicView, UdcgPoint,
+    UdcgSeries,
+};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -423,7 +423,7 @@ impl Workspace {
                     let scored: usize = o.questions.values().map(|q| q.passages.len()).sum();
                     summary.push_str(&format!(
                         ", {scored} passages answered alone ({})",
-                        crate::protocol::ERAG_LOADED
+                        ragscope_protocol::ERAG_LOADED
                     ));
                     self.erag = Some((id, Arc::new(o)));
                 }

@@ -2,7 +2,7 @@
 
 use super::engine::Workspace;
 use super::export::{self, TableFormat};
-use crate::protocol::{EvalRequest, FileKind, Report, Request, Response, SigTest};
+use ragscope_protocol::{EvalRequest, FileKind, Report, Request, Response, SigTest};
 
 fn shared(path: &str) -> Vec<u8> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/");

@@ -2,7 +2,6 @@
 //! data and runs every evaluation (crates/eval), so heavy work never blocks the page.
 
 pub mod agent;
-pub mod answers_protocol;
 pub mod blob_channel;
 #[cfg(target_arch = "wasm32")]
 pub mod blob_source;
@@ -12,7 +11,6 @@ pub mod engine;
 pub mod export;
 pub mod export_tournament;
 pub mod idb;
-pub mod protocol;
 pub mod ui;
 
 #[cfg(test)]

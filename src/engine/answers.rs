@@ -16,11 +16,11 @@ use ragscope_eval::answers::open_rag_eval::{self, OreAnswer};
 use ragscope_eval::answers::pointwise_grades::{self, AgentGrades};
 use ragscope_eval::answers::trec_rag::{self, RagAnswer};
 
-use crate::answers_protocol::{
+use ragscope_protocol::answer_files::{
     AgentGradeRow, AnswerDetail, AnswerFile, AnswersMode, AnswersReport, CitationRun, TopicNuggets,
     CELL_ABSENT, CELL_FAILED, CELL_NOT, CELL_PARTIAL, CELL_SUPPORT,
 };
-use crate::protocol::{FileId, RunRow, SigTest};
+use ragscope_protocol::{FileId, RunRow, SigTest};
 
 enum Content {
     Assigned(Vec<AssignedRun>),
@@ -405,9 +405,9 @@ impl AnswerFiles {
 
 #[cfg(test)]
 mod tests {
-    use crate::answers_protocol::{AnswerFile, CELL_ABSENT};
     use crate::engine::Workspace;
-    use crate::protocol::{EvalRequest, FileKind, Request, Response, SigTest};
+    use ragscope_protocol::answer_files::{AnswerFile, CELL_ABSENT};
+    use ragscope_protocol::{EvalRequest, FileKind, Request, Response, SigTest};
 
     fn fixture(name: &str) -> Vec<u8> {
         let root = concat!(

@@ -31,9 +31,9 @@
 //! `pending` until the load ends.
 
 use super::{split_run, Workspace};
-use crate::protocol::{FileId, Request, Response, Timings, SLICE_BYTES};
 use futures::{FutureExt, SinkExt, StreamExt};
 use ragscope_eval::formats::reserve_wasm_heap;
+use ragscope_protocol::{FileId, Request, Response, Timings, SLICE_BYTES};
 use std::collections::VecDeque;
 use wasm_bindgen::{JsCast, JsValue};
 use yew_agent::reactor::ReactorScope;
@@ -395,7 +395,7 @@ pub async fn load(
     if let (Some(Response::Loaded { kind, .. }), Some(helper)) =
         (&answer, crate::engine::shard::helper())
     {
-        if *kind == crate::protocol::FileKind::Qrels {
+        if *kind == ragscope_protocol::FileKind::Qrels {
             helper.share_qrels(id, &blob);
         }
     }

@@ -4,7 +4,7 @@
 //! tests/oracle/rouge/generate_erag.py); without the file the measure is a clear error.
 
 use crate::engine::Workspace;
-use crate::protocol::{EvalRequest, FileKind, Request, Response, SigTest, ERAG_LOADED};
+use ragscope_protocol::{EvalRequest, FileKind, Request, Response, SigTest, ERAG_LOADED};
 
 fn fixture(name: &str) -> Vec<u8> {
     let root = concat!(

@@ -10,13 +10,13 @@
 //! `web.rs`; the WebGPU backend (batches of passages per step) in `gpu.rs`.
 
 use super::{Loader, Workspace};
-use crate::protocol::compute::{
+use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplate};
+use ragscope_infer::{ByteSource, GgufFile, Model, Tokenizer};
+use ragscope_protocol::compute::{
     ComputeEvent, ComputeProgress, ComputeRequest, ComputeSource, MemoryReport, ModelInfo,
     ScoredPassages,
 };
-use crate::protocol::{FileId, FileKind, Response};
-use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplate};
-use ragscope_infer::{ByteSource, GgufFile, Model, Tokenizer};
+use ragscope_protocol::{FileId, FileKind, Response};
 use serde_json::Value;
 
 pub mod answering;
@@ -463,7 +463,7 @@ impl Workspace {
                 ComputeEvent::ModelFailed(format!("{name}: opening a model needs the web worker")),
             )],
             ComputeRequest::ProbeGpu => vec![Response::Compute(ComputeEvent::Gpu(
-                crate::protocol::compute::GpuInfo {
+                ragscope_protocol::compute::GpuInfo {
                     reason: "WebGPU is probed in the browser's worker only".into(),
                     ..Default::default()
                 },
@@ -481,7 +481,7 @@ impl Workspace {
                     job.use_backend(CPU_LABEL, false);
                 }
                 let mut out = vec![Response::Compute(ComputeEvent::Backend(
-                    crate::protocol::compute::BackendInfo {
+                    ragscope_protocol::compute::BackendInfo {
                         gpu: false,
                         label: CPU_LABEL.into(),
                         reason: "WebGPU is used in the browser's worker only".into(),
@@ -550,9 +550,9 @@ mod tests {
     //! The worker's compute path natively, on the UDCG anchor data with the tiny llama.cpp oracle
     //! model (crates/infer/tests/fixtures), against llama.cpp's p(NO-RESPONSE) for each passage.
     use super::*;
-    use crate::protocol::compute::ComputeRequest;
-    use crate::protocol::Request;
     use ragscope_infer::gguf::VecSource;
+    use ragscope_protocol::compute::ComputeRequest;
+    use ragscope_protocol::Request;
 
     const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -650,7 +650,7 @@ mod tests {
     /// `Scored`, and never replace the loaded utilities file.
     #[test]
     fn passages_sent_with_the_request_match_llama_cpp_and_are_not_kept() {
-        use crate::protocol::compute::PassageToScore;
+        use ragscope_protocol::compute::PassageToScore;
         let mut ws = Workspace::default();
         let p = format!("{ROOT}/../shared/data/udcg/dataset_with_scores.json");
         let data: Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();

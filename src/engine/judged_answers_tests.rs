@@ -2,9 +2,9 @@
 //! from content): citation scores equal `ragscope citations`' on the same judgments (the CLI's
 //! output committed beside them, with the commands that made it), grade means by hand.
 
-use crate::answers_protocol::{AnswerFile, AnswersReport};
 use crate::engine::Workspace;
-use crate::protocol::{EvalRequest, FileKind, Request, Response, SigTest};
+use ragscope_protocol::answer_files::{AnswerFile, AnswersReport};
+use ragscope_protocol::{EvalRequest, FileKind, Request, Response, SigTest};
 
 fn fixture(name: &str) -> Vec<u8> {
     let root = concat!(

@@ -25,17 +25,14 @@ pub mod worker;
 pub use files::JudgeFiles;
 
 use super::Workspace;
-use crate::protocol::judges::{JudgeRequest, JudgeResponse};
-use crate::protocol::Response;
 use futures::future::LocalBoxFuture;
 use ragscope_judge::{
     Env, HttpRequest, HttpResponse, MemoryCache, Runtime, Transport, TransportError,
 };
+use ragscope_protocol::judges::{JudgeRequest, JudgeResponse};
+use ragscope_protocol::Response;
 use std::rc::Rc;
 use std::time::Duration;
-
-/// The IndexedDB database of cached judge replies (see `idb_cache`).
-pub const CACHE_DB: &str = "ragscope-judge-cache";
 
 /// Outside the browser (native tests of the engine) nothing is ever sent.
 pub(crate) struct NoNetwork;

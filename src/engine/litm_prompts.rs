@@ -12,8 +12,8 @@
 //! sends them. The templates below are the files' text, quoted exactly (the files end in a
 //! newline that the paper's code strips).
 
-use crate::protocol::litm::LitmPrompt;
 use ragscope_infer::utility::PromptTemplate;
+use ragscope_protocol::litm::LitmPrompt;
 
 /// nelson-liu/lost-in-the-middle `src/lost_in_the_middle/prompts/qa.prompt`.
 pub const PAPER_QA_TEMPLATE: &str = "Write a high-quality answer for the given question using only the provided search results (some of which might be irrelevant).\n\n{search_results}\n\nQuestion: {question}\nAnswer:";

@@ -22,14 +22,9 @@
 //! judge layer's `Env`: tested natively with a scripted transport; the worker plugs in `fetch`
 //! and the IndexedDB judge cache (`worker` below).
 
-use super::inference::litm::{context, item_of, utility_passages};
+use super::inference::litm::item_of;
 use super::judges::job::{kind_of, prompt_text, PROBE_REQUESTS};
 use super::Workspace;
-use crate::protocol::judges::{ProviderChoice, UtilityTemplate};
-use crate::protocol::litm::{
-    LitmEvent, LitmPrompt, LitmQuestion, LitmRequest, RemoteEstimate, RemoteRun,
-};
-use crate::protocol::Response;
 use ragscope_judge::task::answer::Answer;
 use ragscope_judge::task::utility::{reading, Scoring, Utility};
 use ragscope_judge::task::utility_io::{refused, ServerPrompts};
@@ -37,6 +32,12 @@ use ragscope_judge::{
     run_job, ApiKey, Control, Env, Event, ItemKey, ItemRecord, Job, JudgeOptions, PriceTable,
     ProviderConfig, Status,
 };
+use ragscope_protocol::judges::{ProviderChoice, UtilityTemplate};
+use ragscope_protocol::litm::{
+    context, echo_offered, no_logprobs_reason, utility_passages, LitmEvent, LitmPrompt,
+    LitmQuestion, LitmRequest, RemoteEstimate, RemoteRun,
+};
+use ragscope_protocol::Response;
 use std::rc::Rc;
 
 /// The most requests in flight, whatever the page asks.
@@ -89,23 +90,6 @@ pub struct UtilityPlan {
     pub probe: Option<String>,
     /// How p is read, in words.
     pub scoring: String,
-}
-
-/// Why a provider gives no p(NO-RESPONSE), or `None` when it can.
-pub fn no_logprobs_reason(provider: ProviderChoice) -> Option<&'static str> {
-    match provider {
-        ProviderChoice::Anthropic => {
-            Some("Anthropic's Messages API returns no log-probabilities of any token")
-        }
-        ProviderChoice::Gemini | ProviderChoice::OpenAi | ProviderChoice::OpenAiCompatible => None,
-    }
-}
-
-/// Whether the provider echoes a prompt rendered with the served model's chat template
-/// (`/completions` with `echo`: exact p): OpenAI-compatible servers only. OpenAI's
-/// `/completions` does not echo chat models' prompts, and Gemini has none.
-pub fn echo_offered(provider: ProviderChoice) -> bool {
-    provider == ProviderChoice::OpenAiCompatible
 }
 
 /// The utility prompts of `run` from the worker's workspace (the GGUF it read for the chat
@@ -584,7 +568,7 @@ impl Utilities {
         k: usize,
         position: usize,
         answer: &str,
-    ) -> crate::protocol::litm::LitmItem {
+    ) -> ragscope_protocol::litm::LitmItem {
         let exact = self.exact_passages.get(q).and_then(|e| e.as_deref());
         let context = self.contexts.get(&task);
         let p = match context {

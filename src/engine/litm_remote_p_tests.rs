@@ -9,14 +9,14 @@
 
 use super::litm_remote::{estimate, prepare, run, server_prompts};
 use crate::engine::Workspace;
-use crate::protocol::judges::{ProviderChoice, UtilityTemplate};
-use crate::protocol::litm::{LitmEvent, LitmItem, LitmQuestion, RemoteModel, RemoteRun};
 use futures::executor::block_on;
 use ragscope_eval::rag::udcg::udcg_of_context;
 use ragscope_eval::rag::{Judgment, UdcgParams};
 use ragscope_judge::fake::{self, FakeServer};
 use ragscope_judge::native::{ThreadRuntime, UreqTransport};
 use ragscope_judge::{Control, Env, MemoryCache};
+use ragscope_protocol::judges::{ProviderChoice, UtilityTemplate};
+use ragscope_protocol::litm::{LitmEvent, LitmItem, LitmQuestion, RemoteModel, RemoteRun};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -477,7 +477,7 @@ fn the_served_models_gguf_read_as_the_page_reads_it_gives_exact_values() {
     );
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let mut ws = Workspace::default();
-    let crate::protocol::judges::JudgeResponse::GgufRead { result, .. } = ws.read_judge_gguf(
+    let ragscope_protocol::judges::JudgeResponse::GgufRead { result, .. } = ws.read_judge_gguf(
         7,
         "llama-f32.gguf",
         &ragscope_infer::gguf::VecSource::new(bytes),

@@ -11,12 +11,12 @@
 use super::litm_remote::{prepare, run, server_prompts};
 use crate::engine::inference::open_model;
 use crate::engine::Workspace;
-use crate::protocol::judges::{JudgeResponse, ProviderChoice, UtilityTemplate};
-use crate::protocol::litm::{LitmEvent, LitmQuestion, LitmRequest, RemoteModel, RemoteRun};
-use crate::protocol::Response;
 use ragscope_infer::gguf::VecSource;
 use ragscope_judge::native::{ThreadRuntime, UreqTransport};
 use ragscope_judge::{Control, Env, MemoryCache};
+use ragscope_protocol::judges::{JudgeResponse, ProviderChoice, UtilityTemplate};
+use ragscope_protocol::litm::{LitmEvent, LitmQuestion, LitmRequest, RemoteModel, RemoteRun};
+use ragscope_protocol::Response;
 use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

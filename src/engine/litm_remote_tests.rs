@@ -4,14 +4,14 @@
 //! never scored, the estimate counts the cache, and a rerun is answered from the cache.
 
 use super::litm_remote::{estimate, prepare, prompt, run};
-use crate::protocol::judges::ProviderChoice;
-use crate::protocol::litm::{LitmEvent, LitmQuestion, RemoteModel, RemoteRun};
 use futures::executor::block_on;
 use futures::future::LocalBoxFuture;
 use ragscope_infer::utility::{PAPER_SYSTEM_PROMPT, PAPER_USER_TEMPLATE};
 use ragscope_judge::{
     Control, Env, HttpRequest, HttpResponse, MemoryCache, Runtime, Transport, TransportError,
 };
+use ragscope_protocol::judges::ProviderChoice;
+use ragscope_protocol::litm::{LitmEvent, LitmQuestion, RemoteModel, RemoteRun};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;

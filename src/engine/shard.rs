@@ -13,11 +13,11 @@
 
 use super::blob_load::{wall_ms, Batch, ByteStream};
 use super::split_run::{PartScorer, PartScores, SplitPlan};
-use crate::protocol::FileId;
 use futures::channel::{mpsc, oneshot};
 use futures::StreamExt;
 use ragscope_eval::formats::reserve_wasm_heap;
 use ragscope_eval::formats::{Qrels, QrelsParser, RunParser};
+use ragscope_protocol::FileId;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;

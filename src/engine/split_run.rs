@@ -24,9 +24,9 @@
 
 use super::{Loader, Loading, Workspace};
 use crate::detect::{detect_kind, Detected};
-use crate::protocol::{FileId, FileKind, Response};
 use ragscope_eval::formats::{Qrels, Run};
 use ragscope_eval::{EvalOptions, Measure, Results, ScoredParse};
+use ragscope_protocol::{FileId, FileKind, Response};
 use std::sync::Arc;
 
 /// Below this a run is read in one place. A choice, not a measured break-even: the helper's
@@ -262,7 +262,7 @@ impl Workspace {
 
     /// The load of `id` begun again from its first byte.
     fn start_over(&mut self, id: FileId, name: String, size: u64, why: String) -> SplitOutcome {
-        self.handle(crate::protocol::Request::LoadStart { id, name, size });
+        self.handle(ragscope_protocol::Request::LoadStart { id, name, size });
         SplitOutcome::Again(why)
     }
 
@@ -325,8 +325,8 @@ impl Workspace {
     /// Whether `request` can be answered before the tail is parsed: an evaluation whose
     /// every run has scores kept for its measures (the one the page asks for after `Loaded`),
     /// or one that forgets the run.
-    pub fn answers_without_tail(&self, request: &crate::protocol::Request) -> bool {
-        use crate::protocol::Request;
+    pub fn answers_without_tail(&self, request: &ragscope_protocol::Request) -> bool {
+        use ragscope_protocol::Request;
         let req = match request {
             Request::Evaluate(req) => req,
             Request::Clear => return true,

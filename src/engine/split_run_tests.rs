@@ -5,8 +5,8 @@
 use super::split_run::{PartScorer, PartScores, SplitOutcome, SplitPlan, SPLIT_MIN_BYTES};
 use super::Workspace;
 use crate::detect::DETECT_BYTES;
-use crate::protocol::{EvalRequest, FileId, Request, Response, SigTest};
 use ragscope_eval::formats::{parse_qrels, parse_run, topic_boundary};
+use ragscope_protocol::{EvalRequest, FileId, Request, Response, SigTest};
 
 /// trec_eval's test file `name`, its topics four times over (301, …, 303, 301.1, …, 303.3):
 /// the first part is then longer than the format's detection, as the app's parts always are.

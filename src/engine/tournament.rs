@@ -2,10 +2,6 @@
 //! the qrels a newer qrels file replaced (the second judgment of the Agreement view), and the
 //! tables built from them with crates/eval.
 
-use crate::protocol::tournament::{
-    AgreementRow, AgreementTable, BtCell, LeaderRow, TournamentTable,
-};
-use crate::protocol::{FileId, FileKind};
 use ragscope_eval::answers::agreement_report::{default_kind, labels_report};
 use ragscope_eval::answers::elo::EloParams;
 use ragscope_eval::answers::games::Games;
@@ -13,6 +9,10 @@ use ragscope_eval::answers::leaderboard::leaderboard;
 use ragscope_eval::answers::ragelo_csv::{self, RageloFile};
 use ragscope_eval::answers::ragelo_jsonl;
 use ragscope_eval::formats::Qrels;
+use ragscope_protocol::tournament::{
+    AgreementRow, AgreementTable, BtCell, LeaderRow, TournamentTable,
+};
+use ragscope_protocol::{FileId, FileKind};
 
 /// Bootstrap resamples of the Bradley–Terry intervals (the CLI's default).
 pub const BT_RESAMPLES: usize = 1000;
@@ -174,7 +174,7 @@ impl TournamentFiles {
 #[cfg(test)]
 mod tests {
     use crate::engine::Workspace;
-    use crate::protocol::{EvalRequest, FileKind, Report, Request, Response, SigTest};
+    use ragscope_protocol::{EvalRequest, FileKind, Report, Request, Response, SigTest};
 
     fn shared(path: &str) -> Vec<u8> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/");

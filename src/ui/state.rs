@@ -1,6 +1,6 @@
 //! App state as a reducer: every change is an [`Action`], so state transitions are testable.
 
-use crate::protocol::{FileId, FileKind, Report, Response, SigTest, TopicView};
+use ragscope_protocol::{FileId, FileKind, Report, Response, SigTest, TopicView};
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -153,7 +153,7 @@ impl AppState {
     }
 
     /// What an evaluation asked for now is of: the loaded files and the choices.
-    pub fn evaluation_of(&self) -> crate::protocol::ReportOf {
+    pub fn evaluation_of(&self) -> ragscope_protocol::ReportOf {
         let mut files: Vec<FileId> = self
             .files
             .iter()
@@ -161,7 +161,7 @@ impl AppState {
             .map(|f| f.id)
             .collect();
         files.sort_unstable();
-        crate::protocol::ReportOf {
+        ragscope_protocol::ReportOf {
             files,
             measures: self.measures.clone(),
             baseline: self.baseline,
@@ -481,7 +481,7 @@ mod tests {
     #[test]
     fn a_timing_is_no_new_state_so_no_render() {
         let s = Rc::new(AppState::new(vec!["MAP".into()]));
-        let timing = Action::Worker(Response::Timings(crate::protocol::Timings {
+        let timing = Action::Worker(Response::Timings(ragscope_protocol::Timings {
             what: "load f0".into(),
             start_ms: 0.0,
             end_ms: 1.0,
@@ -591,7 +591,7 @@ mod tests {
     }
 
     /// A report evaluated ahead of the request, of `of`.
-    fn ahead(of: crate::protocol::ReportOf, generation: u32) -> Action {
+    fn ahead(of: ragscope_protocol::ReportOf, generation: u32) -> Action {
         Action::Worker(Response::Report(Box::new(Report {
             generation,
             ahead_of: Some(of),

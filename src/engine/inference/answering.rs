@@ -9,17 +9,17 @@
 
 use super::{LocalModel, CPU_LABEL};
 use crate::engine::{Loader, Workspace};
-use crate::protocol::answering::{
-    AnswerEvent, AnswerProgress, AnswerSource, AnswerStart, AnswersDone,
-};
-use crate::protocol::compute::{BackendInfo, ComputeEvent};
-use crate::protocol::{FileId, FileKind, Response};
 use ragscope_eval::rag::answer_jobs::{self, Job, Question};
 use ragscope_eval::rag::answer_match::DownstreamMetric;
 use ragscope_eval::rag::contexts::Outcome;
 use ragscope_infer::answer::Answerer;
 use ragscope_infer::utility::PromptTemplate;
 use ragscope_infer::{Generation, GreedyOptions, InferError};
+use ragscope_protocol::answer_generation::{
+    AnswerEvent, AnswerProgress, AnswerSource, AnswerStart, AnswersDone,
+};
+use ragscope_protocol::compute::{BackendInfo, ComputeEvent};
+use ragscope_protocol::{FileId, FileKind, Response};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 
@@ -396,8 +396,8 @@ mod tests {
     //! tests/oracle/generate_decode.py, which `ragscope answer` is checked against too).
     use super::*;
     use crate::engine::inference::open_model;
-    use crate::protocol::Request;
     use ragscope_infer::gguf::VecSource;
+    use ragscope_protocol::Request;
 
     const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -444,8 +444,8 @@ mod tests {
             "{r:?}"
         );
         model(&mut ws);
-        let out = ws.handle(crate::protocol::Request::Compute(
-            crate::protocol::compute::ComputeRequest::Answer(AnswerStart {
+        let out = ws.handle(ragscope_protocol::Request::Compute(
+            ragscope_protocol::compute::ComputeRequest::Answer(AnswerStart {
                 source: AnswerSource::Contexts(0),
                 result: 1,
                 backend: Default::default(),
@@ -553,7 +553,7 @@ mod tests {
         let mut ws = Workspace::default();
         model(&mut ws);
         let start = |id| {
-            crate::protocol::Request::Compute(crate::protocol::compute::ComputeRequest::Answer(
+            ragscope_protocol::Request::Compute(ragscope_protocol::compute::ComputeRequest::Answer(
                 AnswerStart {
                     source: AnswerSource::Udcg(id),
                     result: 9,

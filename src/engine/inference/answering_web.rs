@@ -15,10 +15,10 @@ use super::web::{choose_backend, now_seconds, send};
 use super::LocalModel;
 use super::CPU_LABEL;
 use crate::engine::Workspace;
-use crate::protocol::answering::{AnswerEvent, AnswerStart};
-use crate::protocol::compute::{BackendInfo, ComputeEvent, ComputeRequest};
-use crate::protocol::{Request, Response};
 use ragscope_infer::gpu::GpuError;
+use ragscope_protocol::answer_generation::{AnswerEvent, AnswerStart};
+use ragscope_protocol::compute::{BackendInfo, ComputeEvent, ComputeRequest};
+use ragscope_protocol::{Request, Response};
 use yew_agent::reactor::ReactorScope;
 
 type Scope = ReactorScope<Request, Response>;

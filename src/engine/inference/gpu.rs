@@ -9,9 +9,9 @@
 
 use super::{LocalModel, UtilityJob, CPU_LABEL};
 use crate::engine::Workspace;
-use crate::protocol::compute::BackendInfo;
 use ragscope_infer::gpu::{GpuContext, GpuError, GpuModel};
 use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplate};
+use ragscope_protocol::compute::BackendInfo;
 
 /// Passages per GPU step: several prompts share each matmul (packed, no padding), while pause
 /// and cancel still answer within one step.

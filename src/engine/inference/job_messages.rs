@@ -6,9 +6,9 @@
 use super::gpu;
 use super::web::{probe_gpu, send};
 use crate::engine::Workspace;
-use crate::protocol::compute::{ComputeEvent, ComputeRequest};
-use crate::protocol::{Request, Response};
 use futures::{FutureExt, StreamExt};
+use ragscope_protocol::compute::{ComputeEvent, ComputeRequest};
+use ragscope_protocol::{Request, Response};
 use yew_agent::reactor::ReactorScope;
 
 type Scope = ReactorScope<Request, Response>;

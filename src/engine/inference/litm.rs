@@ -13,8 +13,6 @@
 //! `litm_web.rs` shares the prompt building and the scoring.
 
 use super::{LocalModel, Workspace};
-use crate::protocol::litm::{LitmEvent, LitmItem, LitmPrompt, LitmQuestion, LitmRequest};
-use crate::protocol::Response;
 use ragscope_eval::rag::answer_match::outcome;
 use ragscope_eval::rag::classic;
 use ragscope_eval::rag::contexts::Outcome;
@@ -23,40 +21,10 @@ use ragscope_eval::rag::{Judgment, UdcgParams};
 use ragscope_infer::answer::Answerer;
 use ragscope_infer::generate::{greedy, GreedyOptions};
 use ragscope_infer::utility::{token_probability, NoResponseScorer, PromptTemplate};
-
-/// The passages of one context, as indices into the question's passages, gold at `position`
-/// (1-based), and whether each is the relevant one.
-pub fn context(q: &LitmQuestion, k: usize, position: usize) -> Result<Vec<(usize, bool)>, String> {
-    let n = q.passages.len();
-    if q.gold_index >= n {
-        return Err(format!(
-            "{}: gold_index {} but only {n} passages",
-            q.qid, q.gold_index
-        ));
-    }
-    if k == 0 || k > n {
-        return Err(format!("{}: k = {k}, but it has {n} passages", q.qid));
-    }
-    if position == 0 || position > k {
-        return Err(format!(
-            "position {position} is outside a context of {k} passages"
-        ));
-    }
-    let mut out: Vec<(usize, bool)> = (0..n)
-        .filter(|&j| j != q.gold_index)
-        .take(k - 1)
-        .map(|j| (j, false))
-        .collect();
-    out.insert(position - 1, (q.gold_index, true));
-    Ok(out)
-}
-
-/// The k passages whose utilities UDCG needs, in the order of `LitmEvent::Utilities`: the gold,
-/// then the first k − 1 distractors.
-pub fn utility_passages(q: &LitmQuestion, k: usize) -> Result<Vec<usize>, String> {
-    let mut c = context(q, k, 1)?;
-    Ok(c.drain(..).map(|(j, _)| j).collect())
-}
+use ragscope_protocol::litm::{
+    context, utility_passages, LitmEvent, LitmItem, LitmPrompt, LitmQuestion, LitmRequest,
+};
+use ragscope_protocol::Response;
 
 /// The classic metrics and UDCG of one context, from crates/eval's kernels: the context is the
 /// ranking (one relevant passage judged per question, as in the qrels the page exports).
@@ -558,23 +526,6 @@ mod tests {
         assert!(items
             .iter()
             .all(|i| i.p_no_response.is_some_and(|p| (0.0..=1.0).contains(&p))));
-    }
-
-    #[test]
-    fn contexts_move_the_gold_and_keep_the_distractors_in_order() {
-        let q = LitmQuestion {
-            qid: "q".into(),
-            question: "?".into(),
-            answers: vec![],
-            gold_index: 2,
-            passages: (0..5).map(|i| i.to_string()).collect(),
-        };
-        let idx = |k, p| -> Vec<usize> { context(&q, k, p).unwrap().iter().map(|x| x.0).collect() };
-        assert_eq!(idx(3, 1), vec![2, 0, 1]);
-        assert_eq!(idx(3, 3), vec![0, 1, 2]);
-        assert_eq!(idx(5, 5), vec![0, 1, 3, 4, 2]);
-        assert!(context(&q, 3, 4).is_err());
-        assert!(context(&q, 6, 1).is_err());
     }
 }
 

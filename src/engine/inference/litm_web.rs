@@ -9,10 +9,10 @@ use super::litm::{no_response_token, Work};
 use super::web::{choose_backend, now_seconds};
 use super::CPU_LABEL;
 use crate::engine::Workspace;
-use crate::protocol::compute::{BackendInfo, ComputeEvent, ComputeRequest};
-use crate::protocol::litm::{LitmEvent, LitmRequest};
-use crate::protocol::{Request, Response};
 use futures::{FutureExt, SinkExt, StreamExt};
+use ragscope_protocol::compute::{BackendInfo, ComputeEvent, ComputeRequest};
+use ragscope_protocol::litm::{LitmEvent, LitmRequest};
+use ragscope_protocol::{Request, Response};
 use yew_agent::reactor::ReactorScope;
 
 type Scope = ReactorScope<Request, Response>;

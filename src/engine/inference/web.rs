@@ -8,12 +8,12 @@ use super::job_messages::{read_messages, Next, RunningJob};
 use super::{open_model, CPU_LABEL};
 use crate::blob_source::BlobSource;
 use crate::engine::Workspace;
-use crate::protocol::compute::{
-    BackendChoice, BackendInfo, ComputeEvent, ComputeRequest, GpuInfo, MemoryReport,
-};
-use crate::protocol::{Request, Response};
 use futures::SinkExt;
 use js_sys::{Function, Promise, Reflect};
+use ragscope_protocol::compute::{
+    BackendChoice, BackendInfo, ComputeEvent, ComputeRequest, GpuInfo, MemoryReport,
+};
+use ragscope_protocol::{Request, Response};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use yew_agent::reactor::ReactorScope;

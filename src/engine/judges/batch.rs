@@ -6,11 +6,11 @@
 //! comes from the cache and is parsed exactly as in a synchronous run; requests the batch did not
 //! answer are recorded as failed with the batch's reason (never given a grade).
 
-use crate::protocol::judge_batch::{BatchRow, BatchUpdate, KeptBatch, KeptRun};
 use ragscope_judge::batch::state::{parse_state, CacheStateStore, RunState};
 use ragscope_judge::batch::{prefetch, BatchEvent, BatchOnly, BatchOptions, Outcome};
 use ragscope_judge::runner::ControlState;
 use ragscope_judge::{Control, Env, Job, JudgeOptions, Usage};
+use ragscope_protocol::judge_batch::{BatchRow, BatchUpdate, KeptBatch, KeptRun};
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -220,8 +220,8 @@ mod tests {
 
     #[test]
     fn offered_from_the_threshold_for_providers_with_a_batch_api() {
-        use crate::protocol::judge_batch::{offered, threshold_of_query, OFFER_AT_REQUESTS};
-        use crate::protocol::judges::ProviderChoice;
+        use ragscope_protocol::judge_batch::{offered, threshold_of_query, OFFER_AT_REQUESTS};
+        use ragscope_protocol::judges::ProviderChoice;
         let t = OFFER_AT_REQUESTS;
         assert!(!offered(ProviderChoice::Anthropic, t - 1, t));
         assert!(offered(ProviderChoice::Anthropic, t, t));

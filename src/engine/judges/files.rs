@@ -2,8 +2,8 @@
 //! (`{"docno","text"}` JSON Lines), the same formats `ragscope utility` and `ragscope judge`
 //! read. Errors carry `file:line` (and the column for JSON), never panic.
 
-use crate::protocol::{FileId, FileKind};
 use ragscope_judge::task::answer_jobs::Loaded;
+use ragscope_protocol::{FileId, FileKind};
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -83,7 +83,7 @@ impl JudgeFiles {
 
     /// Keeps the text of an answer-side file a judge task reads (others are not kept).
     pub fn keep_source(&mut self, id: FileId, name: &str, kind: FileKind, bytes: &[u8]) {
-        use crate::answers_protocol::AnswerFile;
+        use ragscope_protocol::answer_files::AnswerFile;
         let wanted = matches!(
             kind,
             FileKind::Answers(AnswerFile::Nuggets | AnswerFile::RagAnswers) | FileKind::RageloTable

@@ -5,12 +5,12 @@
 //! The database is opened for each operation and closed right after: "Forget everything"
 //! deletes it from the page, and an open connection here would block that.
 
-use super::CACHE_DB;
 use crate::idb::{self, IdbFailure};
 use futures::future::LocalBoxFuture;
 use js_sys::Promise;
 use ragscope_judge::cache::CacheError;
 use ragscope_judge::{CacheKey, CacheStore, CachedReply};
+use ragscope_protocol::judges::CACHE_DB;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;

@@ -6,14 +6,14 @@
 
 use super::super::Workspace;
 use super::tasks::{Finish, NextRound, View};
-use crate::protocol::judges::{
-    JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse, JudgeSpec,
-    ProviderChoice,
-};
 use ragscope_judge::provider::provider;
 use ragscope_judge::{
     run_job, ApiKey, Budget, Call, Control, Env, Event, ItemKey, ItemRecord, Job, JudgeOptions,
     Price, PriceTable, ProviderConfig, ProviderKind, Status, Usage,
+};
+use ragscope_protocol::judges::{
+    JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse, JudgeSpec,
+    ProviderChoice,
 };
 use std::rc::Rc;
 

@@ -4,12 +4,12 @@
 
 use super::job;
 use crate::engine::Workspace;
-use crate::protocol::judges::{JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs};
-use crate::protocol::{FileKind, Request, Response};
 use futures::future::LocalBoxFuture;
 use ragscope_judge::{
     Control, Env, HttpRequest, HttpResponse, MemoryCache, Runtime, Transport, TransportError,
 };
+use ragscope_protocol::judges::{JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs};
+use ragscope_protocol::{FileKind, Request, Response};
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
@@ -155,7 +155,7 @@ fn run(ws: &Workspace, transport: Rc<Scripted>, cache: Rc<MemoryCache>) -> Vec<J
 fn the_estimate_counts_the_run_top_k_that_has_texts_and_sends_nothing() {
     let mut ws = workspace();
     let r = ws.handle(Request::Judge(
-        crate::protocol::judges::JudgeRequest::Estimate {
+        ragscope_protocol::judges::JudgeRequest::Estimate {
             ticket: 4,
             spec: spec(),
         },
@@ -199,7 +199,7 @@ fn the_estimate_counts_the_run_top_k_that_has_texts_and_sends_nothing() {
         base_url: "https://api.openai.com/v1".into(),
         ..spec()
     };
-    let r = ws.judge_now(crate::protocol::judges::JudgeRequest::Estimate {
+    let r = ws.judge_now(ragscope_protocol::judges::JudgeRequest::Estimate {
         ticket: 5,
         spec: priced,
     });
@@ -214,7 +214,7 @@ fn the_estimate_counts_the_run_top_k_that_has_texts_and_sends_nothing() {
     );
     // The batch API's price beside it: prices.json's discount for OpenAI is 50 %.
     assert!((e.batch_cost.unwrap() - want / 2.0).abs() < 1e-12);
-    let r = ws.judge_now(crate::protocol::judges::JudgeRequest::Estimate {
+    let r = ws.judge_now(ragscope_protocol::judges::JudgeRequest::Estimate {
         ticket: 6,
         spec: JudgeSpec {
             max_cost: Some(1.0),

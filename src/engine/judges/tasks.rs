@@ -4,8 +4,6 @@
 
 use super::super::{ranked_docnos, Workspace};
 use super::files::Source;
-use crate::protocol::judges::{ProviderChoice, TaskInputs};
-use crate::protocol::FileId;
 use ragscope_judge::task::answer_jobs::{self, CreateRounds, RageloInputs};
 use ragscope_judge::task::citations::Citations;
 use ragscope_judge::task::nuggets::{
@@ -15,6 +13,8 @@ use ragscope_judge::task::pairwise::Pairwise;
 use ragscope_judge::task::pointwise::Pointwise;
 use ragscope_judge::task::umbrela::Umbrela;
 use ragscope_judge::{ItemRecord, JobItem, Task};
+use ragscope_protocol::judges::{ProviderChoice, TaskInputs};
+use ragscope_protocol::FileId;
 use std::collections::HashMap;
 use std::rc::Rc;
 

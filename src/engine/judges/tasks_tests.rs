@@ -5,13 +5,15 @@
 //! each task says is missing.
 
 use super::job;
-use crate::answers_protocol::AnswerFile;
 use crate::engine::Workspace;
-use crate::protocol::judges::{JudgeOutcome, JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs};
-use crate::protocol::{FileKind, Request, Response};
 use ragscope_judge::fake::{markers, FakeServer};
 use ragscope_judge::native::{ThreadRuntime, UreqTransport};
 use ragscope_judge::{Control, Env, MemoryCache};
+use ragscope_protocol::answer_files::AnswerFile;
+use ragscope_protocol::judges::{
+    JudgeOutcome, JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs,
+};
+use ragscope_protocol::{FileKind, Request, Response};
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -359,10 +361,10 @@ fn pointwise_grades_load_into_the_answers_view_with_failures() {
             None => want.push((r.agent, vec![g])),
         }
     }
-    let out = ws.handle(Request::Evaluate(crate::protocol::EvalRequest {
+    let out = ws.handle(Request::Evaluate(ragscope_protocol::EvalRequest {
         measures: vec!["MAP".into()],
         baseline: None,
-        test: crate::protocol::SigTest::PairedT,
+        test: ragscope_protocol::SigTest::PairedT,
         generation: 1,
     }));
     let Some(Response::Report(report)) = out.last() else {

@@ -7,14 +7,14 @@
 use super::super::Workspace;
 use super::tasks::BuiltTask;
 use crate::engine::inference::{file_stem, name_key};
-use crate::protocol::compute::ComputeSource;
-use crate::protocol::judges::{GgufTemplateInfo, JudgeResponse, ProviderChoice, UtilityTemplate};
 use ragscope_infer::gguf::GgufFile;
 use ragscope_infer::utility::{PromptTemplate, NO_RESPONSE};
 use ragscope_infer::{ByteSource, Tokenizer};
 use ragscope_judge::task::utility::{reading, Prompt, Utility};
 use ragscope_judge::task::utility_io::{run_key, udcg_json_items, ServerPrompts, UtilityOutput};
 use ragscope_judge::{ItemKey, ItemRecord};
+use ragscope_protocol::compute::ComputeSource;
+use ragscope_protocol::judges::{GgufTemplateInfo, JudgeResponse, ProviderChoice, UtilityTemplate};
 use std::collections::HashMap;
 use std::rc::Rc;
 

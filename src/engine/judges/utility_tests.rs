@@ -7,16 +7,16 @@
 
 use super::job;
 use crate::engine::Workspace;
-use crate::protocol::compute::ComputeSource;
-use crate::protocol::judges::{
-    JudgeOutcome, JudgeRequest, JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs,
-    UtilityTemplate,
-};
-use crate::protocol::{FileKind, Response};
 use ragscope_infer::gguf::VecSource;
 use ragscope_judge::fake::{self, fake_alternative_logprob, FakeServer};
 use ragscope_judge::native::{ThreadRuntime, UreqTransport};
 use ragscope_judge::{Control, Env, MemoryCache};
+use ragscope_protocol::compute::ComputeSource;
+use ragscope_protocol::judges::{
+    JudgeOutcome, JudgeRequest, JudgeResponse, JudgeSpec, ProviderChoice, TaskInputs,
+    UtilityTemplate,
+};
+use ragscope_protocol::{FileKind, Response};
 use serde_json::Value;
 use std::cell::RefCell;
 use std::rc::Rc;

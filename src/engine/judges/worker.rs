@@ -7,10 +7,10 @@ use super::idb_cache::IdbCache;
 use super::job_controls::JobControls;
 use super::{batch, idb_cache, job};
 use crate::engine::Workspace;
-use crate::protocol::judges::{JudgeRequest, JudgeResponse};
-use crate::protocol::Response;
 use futures::channel::mpsc::UnboundedSender;
 use ragscope_judge::{ApiKey, Env};
+use ragscope_protocol::judges::{JudgeRequest, JudgeResponse};
+use ragscope_protocol::Response;
 use std::rc::Rc;
 
 /// The jobs running in this worker, by id, with their pause/resume/cancel handle.

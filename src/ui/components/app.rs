@@ -19,8 +19,6 @@ use super::tabs::Tabs;
 use super::topic::TopicDrill;
 use super::tournament::TournamentView;
 use crate::agent::EvalReactor;
-use crate::protocol::judges::JudgeRequest;
-use crate::protocol::{EvalRequest, FileId, Request, Response, SLICE_BYTES};
 use crate::ui::hooks::use_judge_effects::use_judge_effects;
 use crate::ui::hooks::use_route::use_route;
 use crate::ui::judges_state::{JudgeAction, JudgeState};
@@ -29,6 +27,8 @@ use crate::ui::route::Route;
 use crate::ui::state::{Action, AppState, FileStatus, Tab, Theme};
 use futures::channel::mpsc;
 use futures::StreamExt;
+use ragscope_protocol::judges::JudgeRequest;
+use ragscope_protocol::{EvalRequest, FileId, Request, Response, SLICE_BYTES};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -200,8 +200,8 @@ fn main_view() -> Html {
     let on_compute = {
         let (bridge, dispatch, ids) = (bridge.clone(), state.dispatcher(), next_id.clone());
         Callback::from(
-            move |mut request: crate::protocol::compute::ComputeRequest| {
-                use crate::protocol::compute::ComputeRequest as C;
+            move |mut request: ragscope_protocol::compute::ComputeRequest| {
+                use ragscope_protocol::compute::ComputeRequest as C;
                 match &mut request {
                     C::Start { result, .. } => {
                         let mut n = ids.borrow_mut();
@@ -588,17 +588,17 @@ fn main_view() -> Html {
                 <FileList files={state.files.clone()} on_remove={on_remove} />
                 <ComputePanel state={state.compute.clone()} on_request={on_compute}
                     udcg_files={state.files.iter().filter(|f| matches!(&f.status,
-                        FileStatus::Loaded { kind: crate::protocol::FileKind::UdcgJson, .. }))
+                        FileStatus::Loaded { kind: ragscope_protocol::FileKind::UdcgJson, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()}
                     runs={state.files.iter().filter(|f| matches!(&f.status,
-                        FileStatus::Loaded { kind: crate::protocol::FileKind::Run, .. }))
+                        FileStatus::Loaded { kind: ragscope_protocol::FileKind::Run, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()}
                     contexts_files={state.files.iter().filter(|f| matches!(&f.status,
-                        FileStatus::Loaded { kind: crate::protocol::FileKind::ContextSets, .. }))
+                        FileStatus::Loaded { kind: ragscope_protocol::FileKind::ContextSets, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()} />
                 <Controls measures={state.measures.clone()} runs={state.runs()}
                     erag={state.files.iter().any(|f| matches!(&f.status,
-                        FileStatus::Loaded { summary, .. } if summary.contains(crate::protocol::ERAG_LOADED)))}
+                        FileStatus::Loaded { summary, .. } if summary.contains(ragscope_protocol::ERAG_LOADED)))}
                     baseline={state.baseline} test={state.test}
                     on_measures={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetMeasures(v))) }}
                     on_baseline={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetBaseline(v))) }}

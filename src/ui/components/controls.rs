@@ -1,7 +1,7 @@
 //! What to compute: measures (searchable, each explained), the baseline and the test.
 
-use crate::protocol::{FileId, SigTest};
 use ragscope_eval::Measure;
+use ragscope_protocol::{FileId, SigTest};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;

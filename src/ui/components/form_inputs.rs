@@ -1,7 +1,7 @@
 //! `onchange` callbacks of the form controls the compute panels share: each reads its element's
 //! value and hands it on (an event from another element is ignored).
 
-use crate::protocol::compute::ComputeRequest;
+use ragscope_protocol::compute::ComputeRequest;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 

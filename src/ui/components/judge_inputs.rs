@@ -9,9 +9,9 @@ mod ragelo;
 mod umbrela;
 mod utility;
 
-use crate::protocol::judges::{JudgeRequest, JudgeTaskChoice};
-use crate::protocol::FileId;
 use crate::ui::judges_state::{JudgeAction, JudgeForm, JudgeInputs, JudgeState};
+use ragscope_protocol::judges::{JudgeRequest, JudgeTaskChoice};
+use ragscope_protocol::FileId;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;

@@ -7,8 +7,8 @@
 //! choice is shown for it.
 
 use super::{input_value, select_value, Props};
-use crate::protocol::judges::{JudgeRequest, ProviderChoice};
 use crate::ui::judges_state::{JudgeAction, TemplateChoice};
+use ragscope_protocol::judges::{JudgeRequest, ProviderChoice};
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;

@@ -17,14 +17,14 @@ use super::litm_state::{
     key_value, parse_own, LitmAction, LitmData, LitmState, ModelSource, Saved, DATA_URL,
 };
 use crate::agent::EvalReactor;
-use crate::protocol::compute::{BackendChoice, ComputeRequest};
-use crate::protocol::judges::{JudgeRequest, ProviderChoice, Secret, UtilityTemplate};
-use crate::protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
-use crate::protocol::Request;
 use crate::ui::components::judges::{host_of, money, page_may_connect};
 use crate::ui::components::provider_fields::ProviderFields;
 use crate::ui::download;
 use crate::ui::judges_state::JudgeState;
+use ragscope_protocol::compute::{BackendChoice, ComputeRequest};
+use ragscope_protocol::judges::{JudgeRequest, ProviderChoice, Secret, UtilityTemplate};
+use ragscope_protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
+use ragscope_protocol::Request;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -396,8 +396,8 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             spawn_local(async move {
                 match litm_cache::forget().await {
                     Ok(()) => d.dispatch(LitmAction::Forgotten),
-                    Err(e) => d.dispatch(LitmAction::Worker(crate::protocol::Response::Litm(
-                        crate::protocol::litm::LitmEvent::Failed(e),
+                    Err(e) => d.dispatch(LitmAction::Worker(ragscope_protocol::Response::Litm(
+                        ragscope_protocol::litm::LitmEvent::Failed(e),
                     ))),
                 }
             });
@@ -759,7 +759,7 @@ fn remote_utility_html(
     let Some(r) = &state.remote else {
         return html! {};
     };
-    if let Some(why) = crate::engine::litm_remote::no_logprobs_reason(r.provider) {
+    if let Some(why) = ragscope_protocol::litm::no_logprobs_reason(r.provider) {
         return html! {
             <p class="hint" id="litm-remote-no-p">{ format!(
                 "No p(NO-RESPONSE) and no UDCG with {}: {why}. Accuracy and nDCG, MAP, MRR and P are computed; p(NR) and UDCG stay “–”. An OpenAI-compatible server (vLLM, llama.cpp), OpenAI or Gemini gives them.",
@@ -767,7 +767,7 @@ fn remote_utility_html(
             ) }</p>
         };
     }
-    let compatible = crate::engine::litm_remote::echo_offered(r.provider);
+    let compatible = ragscope_protocol::litm::echo_offered(r.provider);
     let exact = matches!(state.remote_utility(), Some(UtilityTemplate::Gguf { .. }));
     html! {
         <div class="litm-remote-utility" id="litm-remote-utility" data-exact={exact.to_string()}>

@@ -5,9 +5,9 @@
 //! values are replaced and labelled with the model's name.
 
 use super::state::{BuilderAction, BuilderState};
-use crate::protocol::compute::{BackendChoice, ComputeRequest, ComputeSource, PassageToScore};
 use crate::ui::components::form_inputs::{on_model_file, on_select};
 use crate::ui::compute_state::ComputeState;
+use ragscope_protocol::compute::{BackendChoice, ComputeRequest, ComputeSource, PassageToScore};
 use std::rc::Rc;
 use yew::prelude::*;
 

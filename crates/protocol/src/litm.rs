@@ -258,3 +258,77 @@ pub enum LitmEvent {
     /// A remote run paused (requests in flight finish) or resumed.
     Paused(bool),
 }
+
+// The page's exports and the worker's experiment both place the gold passage with these two.
+/// The passages of one context, as indices into the question's passages, gold at `position`
+/// (1-based), and whether each is the relevant one.
+pub fn context(q: &LitmQuestion, k: usize, position: usize) -> Result<Vec<(usize, bool)>, String> {
+    let n = q.passages.len();
+    if q.gold_index >= n {
+        return Err(format!(
+            "{}: gold_index {} but only {n} passages",
+            q.qid, q.gold_index
+        ));
+    }
+    if k == 0 || k > n {
+        return Err(format!("{}: k = {k}, but it has {n} passages", q.qid));
+    }
+    if position == 0 || position > k {
+        return Err(format!(
+            "position {position} is outside a context of {k} passages"
+        ));
+    }
+    let mut out: Vec<(usize, bool)> = (0..n)
+        .filter(|&j| j != q.gold_index)
+        .take(k - 1)
+        .map(|j| (j, false))
+        .collect();
+    out.insert(position - 1, (q.gold_index, true));
+    Ok(out)
+}
+
+/// The k passages whose utilities UDCG needs, in the order of `LitmEvent::Utilities`: the gold,
+/// then the first k − 1 distractors.
+pub fn utility_passages(q: &LitmQuestion, k: usize) -> Result<Vec<usize>, String> {
+    let mut c = context(q, k, 1)?;
+    Ok(c.drain(..).map(|(j, _)| j).collect())
+}
+
+/// Why a provider gives no p(NO-RESPONSE), or `None` when it can.
+pub fn no_logprobs_reason(provider: ProviderChoice) -> Option<&'static str> {
+    match provider {
+        ProviderChoice::Anthropic => {
+            Some("Anthropic's Messages API returns no log-probabilities of any token")
+        }
+        ProviderChoice::Gemini | ProviderChoice::OpenAi | ProviderChoice::OpenAiCompatible => None,
+    }
+}
+
+/// Whether the provider echoes a prompt rendered with the served model's chat template
+/// (`/completions` with `echo`: exact p): OpenAI-compatible servers only. OpenAI's
+/// `/completions` does not echo chat models' prompts, and Gemini has none.
+pub fn echo_offered(provider: ProviderChoice) -> bool {
+    provider == ProviderChoice::OpenAiCompatible
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contexts_move_the_gold_and_keep_the_distractors_in_order() {
+        let q = LitmQuestion {
+            qid: "q".into(),
+            question: "?".into(),
+            answers: vec![],
+            gold_index: 2,
+            passages: (0..5).map(|i| i.to_string()).collect(),
+        };
+        let idx = |k, p| -> Vec<usize> { context(&q, k, p).unwrap().iter().map(|x| x.0).collect() };
+        assert_eq!(idx(3, 1), vec![2, 0, 1]);
+        assert_eq!(idx(3, 3), vec![0, 1, 2]);
+        assert_eq!(idx(5, 5), vec![0, 1, 3, 4, 2]);
+        assert!(context(&q, 3, 4).is_err());
+        assert!(context(&q, 6, 1).is_err());
+    }
+}

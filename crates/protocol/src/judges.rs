@@ -8,6 +8,10 @@ use super::FileId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The IndexedDB database of the worker's cached judge replies: named here because the page
+/// deletes it when the user forgets the keys (src/ui/judge_keys.rs).
+pub const CACHE_DB: &str = "ragscope-judge-cache";
+
 /// The LLM API a judge calls (one wire format each; crates/judge implements them).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ProviderChoice {

@@ -1,7 +1,9 @@
-//! Messages between the UI thread and the evaluation worker.
+//! Messages between the UI thread and the evaluation worker, per domain: the crate both sides
+//! depend on, so the web app (the root package) reaches the worker (crates/worker) only
+//! through these types. Plain serde types: no yew, no DOM.
 //!
 //! A picked file (or one kept in IndexedDB) is handed to the worker on a channel (`LoadBlob`) and
-//! the worker reads it itself, as a stream (src/engine/blob_load.rs). Other files (pasted text,
+//! the worker reads it itself, as a stream (crates/worker/src/engine/blob_load.rs). Other files (pasted text,
 //! the demo, and files picked while a local computation runs) travel in slices (`LoadChunk`),
 //! parsed as they arrive; the worker acknowledges each slice, so the UI reads the next one only
 //! when the previous one is parsed and never holds more than one slice of a file. The UI holds
@@ -9,7 +11,12 @@
 
 use serde::{Deserialize, Serialize};
 
-pub mod answering;
+// Two domains that both say "answers": `answer_files` is scoring answer files the user loads
+// (nugget scores, citations, agent grades: the Answers view); `answer_generation` is a local
+// model generating answers for loaded contexts (Compute). The old names, `answers_protocol` and
+// `protocol::answering`, told them apart by one suffix.
+pub mod answer_files;
+pub mod answer_generation;
 pub mod compute;
 pub mod judge_batch;
 pub mod judges;
@@ -170,7 +177,7 @@ pub enum FileKind {
     /// Context sets of the correlation study (JSON Lines).
     ContextSets,
     /// Answers, nuggets and their judgments (nuggetizer, TREC RAG, Open RAG Eval).
-    Answers(crate::answers_protocol::AnswerFile),
+    Answers(crate::answer_files::AnswerFile),
     /// RAGElo pairwise evaluations (CSV) or answers_eval (JSON Lines): games between agents.
     RageloGames,
     /// RAGElo queries, documents or answers (CSV).
@@ -218,7 +225,7 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Nugget scores of loaded answer files (the Answers view).
     #[serde(default)]
-    pub answers: Option<crate::answers_protocol::AnswersReport>,
+    pub answers: Option<crate::answer_files::AnswersReport>,
     /// Elo and Bradley–Terry leaderboards, one per games file.
     pub tournaments: Vec<tournament::TournamentTable>,
     /// The two most recent qrels compared, when two were loaded.

@@ -31,7 +31,7 @@ pub enum ComputeRequest {
     Cancel,
     /// Greedy answers and outcomes for every context of a loaded file (`ragscope answer` in the
     /// worker); Pause, Resume and Cancel apply to it as to utilities.
-    Answer(super::answering::AnswerStart),
+    Answer(super::answer_generation::AnswerStart),
     /// Destroys the worker's WebGPU device as a driver reset would: the next batch fails and is
     /// retried on a new device (the recovery path's end-to-end test; nothing is lost).
     LoseGpu,
@@ -134,8 +134,8 @@ pub enum ComputeEvent {
     Cancelled {
         done: usize,
     },
-    /// Answers of the contexts being computed (super::answering).
-    Answers(super::answering::AnswerEvent),
+    /// Answers of the contexts being computed (super::answer_generation).
+    Answers(super::answer_generation::AnswerEvent),
 }
 
 /// What the app shows about a picked model file.

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::RunRow;
+use crate::RunRow;
 
 /// Answer-side files the app reads (detected from content).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq)]
