@@ -43,9 +43,9 @@ pub enum Request {
     },
     /// The last slice was sent: finish parsing and keep the file.
     LoadEnd { id: FileId },
-    /// A file the worker reads itself, slice by slice (src/engine/blob_load.rs): `url` names
+    /// A file the worker reads itself, slice by slice (crates/worker/src/engine/blob_load.rs): `url` names
     /// where the `File`/`Blob` comes from, `channel:NAME` (a BroadcastChannel the page offers it
-    /// on, src/blob_channel.rs) or an object URL. No byte crosses the UI thread. Answered like
+    /// on, crates/platform/src/blob_channel.rs) or an object URL. No byte crosses the UI thread. Answered like
     /// the slices (`Progress`, then `Loaded` or `LoadFailed`); `Cancel`/`Remove` stop it.
     LoadBlob {
         id: FileId,
@@ -62,17 +62,17 @@ pub enum Request {
     Topic { run: FileId, qid: String },
     /// Forget every file.
     Clear,
-    /// "Compute locally": open a GGUF model, compute utilities, pause/cancel (src/engine/inference.rs).
+    /// "Compute locally": open a GGUF model, compute utilities, pause/cancel (crates/worker/src/engine/inference.rs).
     Compute(compute::ComputeRequest),
     /// Estimate, start, pause, resume or cancel an LLM judge job.
     Judge(judges::JudgeRequest),
-    /// The lost-in-the-middle experiment (src/engine/inference/litm.rs).
+    /// The lost-in-the-middle experiment (crates/worker/src/engine/inference/litm.rs).
     Litm(litm::LitmRequest),
     /// Sent once by the page: the worker script's URL, from which the worker starts its
-    /// helper (src/engine/shard.rs), which reads half of a large run.
+    /// helper (crates/worker/src/engine/shard.rs), which reads half of a large run.
     Helper { script_url: String },
     /// Sent once by the page: the channel it posts each picked file on as soon as it is picked
-    /// (src/blob_channel.rs), before the worker asks for it.
+    /// (crates/platform/src/blob_channel.rs), before the worker asks for it.
     Files { channel: String },
 }
 

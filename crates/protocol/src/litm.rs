@@ -29,7 +29,7 @@ impl RemoteModel {
     }
 }
 
-/// The answer prompt (src/engine/litm_prompts.rs).
+/// The answer prompt (crates/worker/src/engine/litm_prompts.rs).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LitmPrompt {
     /// The UDCG paper's (Figure 3), as `ragscope answer`.

@@ -18,13 +18,13 @@ use super::results_table::ResultsTable;
 use super::tabs::Tabs;
 use super::topic::TopicDrill;
 use super::tournament::TournamentView;
-use crate::agent::EvalReactor;
 use crate::ui::hooks::use_judge_effects::use_judge_effects;
 use crate::ui::hooks::use_route::use_route;
 use crate::ui::judges_state::{JudgeAction, JudgeState};
 use crate::ui::persist;
 use crate::ui::route::Route;
 use crate::ui::state::{Action, AppState, FileStatus, Tab, Theme};
+use crate::worker_link::EvalWorker;
 use futures::channel::mpsc;
 use futures::StreamExt;
 use ragscope_protocol::judges::JudgeRequest;
@@ -49,9 +49,9 @@ const DEFAULT_DEMO: Demo = Demo::Rag;
 pub fn app() -> Html {
     html! {
         // A relative path, so the app runs from any sub-path of a static host.
-        <ReactorProvider<EvalReactor> path="worker.js">
+        <ReactorProvider<EvalWorker> path="worker.js">
             <Main />
-        </ReactorProvider<EvalReactor>>
+        </ReactorProvider<EvalWorker>>
     }
 }
 
@@ -133,7 +133,7 @@ fn main_view() -> Html {
         let judge_dispatch = judges.dispatcher();
         let acks = acks.clone();
         let cancelled = cancelled.clone();
-        use_reactor_bridge::<EvalReactor, _>(move |event| {
+        use_reactor_bridge::<EvalWorker, _>(move |event| {
             if let ReactorEvent::Output(response) = event {
                 // A file the user removed while it loaded may fail to open once its object URL
                 // is revoked: not an error worth showing.
@@ -170,13 +170,13 @@ fn main_view() -> Html {
         })
     };
 
-    // The worker starts a helper from its own script (src/engine/shard.rs), whose URL it
+    // The worker starts a helper from its own script (crates/worker/src/engine/shard.rs), whose URL it
     // cannot see from inside: resolved here as gloo-worker resolves it for the worker.
     {
         let bridge = bridge.clone();
         use_effect_with((), move |_| {
-            // before any file: picked files are posted there at once (src/blob_channel.rs)
-            if let Ok(channel) = crate::blob_channel::open_files_channel() {
+            // before any file: picked files are posted there at once (crates/platform/src/blob_channel.rs)
+            if let Ok(channel) = ragscope_platform::blob_channel::open_files_channel() {
                 bridge.send(Request::Files { channel });
             }
             let location = gloo::utils::window().location();
@@ -618,17 +618,17 @@ fn main_view() -> Html {
     }
 }
 
-/// Lets the worker read a File or Blob itself (src/engine/blob_load.rs), handed over on a
-/// channel (src/blob_channel.rs): nothing is read or copied on the UI thread.
+/// Lets the worker read a File or Blob itself (crates/worker/src/engine/blob_load.rs), handed over on a
+/// channel (crates/platform/src/blob_channel.rs): nothing is read or copied on the UI thread.
 async fn read_in_worker(
     blob: web_sys::Blob,
     id: FileId,
     name: String,
-    bridge: &UseReactorBridgeHandle<EvalReactor>,
+    bridge: &UseReactorBridgeHandle<EvalWorker>,
     acks: &Acks,
 ) -> Result<(), String> {
-    // Offered on a channel until the worker is done with it (src/blob_channel.rs).
-    let offer = crate::blob_channel::Offer::new(blob.clone())
+    // Offered on a channel until the worker is done with it (crates/platform/src/blob_channel.rs).
+    let offer = ragscope_platform::blob_channel::Offer::new(blob.clone())
         .map_err(|e| format!("{name}: could not be handed to the worker: {e}"))?;
     offer.post_at_once(&blob);
     let (tx, mut rx) = mpsc::unbounded();
@@ -650,7 +650,7 @@ async fn stream(
     source: FileSource,
     id: FileId,
     name: String,
-    bridge: &UseReactorBridgeHandle<EvalReactor>,
+    bridge: &UseReactorBridgeHandle<EvalWorker>,
     acks: &Acks,
     cancelled: &Rc<RefCell<HashSet<FileId>>>,
 ) -> Result<(), String> {

@@ -224,3 +224,16 @@ pub fn controls(props: &Props) -> Html {
         </section>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_measure_offered_in_the_picker_parses_and_is_explained() {
+        for name in CATALOG {
+            let m: ragscope_eval::Measure = name.parse().unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(m.explanation().len() > 10, "{name} has no explanation");
+        }
+    }
+}

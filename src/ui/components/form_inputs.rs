@@ -45,7 +45,7 @@ pub fn on_model_file(on_request: Callback<ComputeRequest>) -> Callback<Event> {
         let Some(file) = input.files().and_then(|l| l.get(0)) else {
             return;
         };
-        if let Ok(url) = crate::blob_channel::offer_kept(&file) {
+        if let Ok(url) = ragscope_platform::blob_channel::offer_kept(&file) {
             on_request.emit(ComputeRequest::OpenModel {
                 url,
                 name: file.name(),

@@ -7,7 +7,7 @@
 use ragscope_protocol::answer_generation::{AnswerEvent, AnswerSource, AnswerStart};
 use ragscope_protocol::compute::{BackendChoice, ComputeEvent};
 use ragscope_protocol::{FileKind, Response};
-use ragscope_web::engine::Workspace;
+use ragscope_worker::engine::Workspace;
 
 mod common;
 use common::load_with_tiny_model;

@@ -8,8 +8,8 @@
 
 use ragscope_protocol::compute::{ComputeEvent, ComputeSource, MemoryReport};
 use ragscope_protocol::{FileKind, Response};
-use ragscope_web::engine::inference::gpu::Outcome;
-use ragscope_web::engine::Workspace;
+use ragscope_worker::engine::inference::gpu::Outcome;
+use ragscope_worker::engine::Workspace;
 
 mod common;
 use common::load_with_tiny_model;

@@ -68,7 +68,7 @@ pub fn utility_inputs(props: &Props) -> Html {
             let Some(next_id) = &next_id else {
                 return;
             };
-            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
+            if let Ok(url) = ragscope_platform::blob_channel::offer_kept(&file) {
                 let id = next_id.emit(());
                 let name = file.name();
                 d.dispatch(JudgeAction::GgufPicked {

@@ -1,7 +1,7 @@
 //! `#/learn/lost-in-the-middle`: the lost-in-the-middle experiment (Liu et al., TACL 2024) run on
 //! the user's machine with a GGUF model picked from disk, in this page's own worker reactor (the
-//! engine is src/engine/inference/litm.rs), or with a remote LLM through the Judges layer (the
-//! Judges page's provider settings; src/engine/litm_remote.rs): one relevant passage moved through a context of
+//! engine is crates/worker/src/engine/inference/litm.rs), or with a remote LLM through the Judges layer (the
+//! Judges page's provider settings; crates/worker/src/engine/litm_remote.rs): one relevant passage moved through a context of
 //! distractors; per position, answer accuracy with a bootstrap band, p(NO-RESPONSE), and nDCG,
 //! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. A remote
 //! OpenAI-compatible model gives p(NO-RESPONSE) through crates/judge's utility task (top 20
@@ -16,11 +16,11 @@ use super::litm_export;
 use super::litm_state::{
     key_value, parse_own, LitmAction, LitmData, LitmState, ModelSource, Saved, DATA_URL,
 };
-use crate::agent::EvalReactor;
 use crate::ui::components::judges::{host_of, money, page_may_connect};
 use crate::ui::components::provider_fields::ProviderFields;
 use crate::ui::download;
 use crate::ui::judges_state::JudgeState;
+use crate::worker_link::EvalWorker;
 use ragscope_protocol::compute::{BackendChoice, ComputeRequest};
 use ragscope_protocol::judges::{JudgeRequest, ProviderChoice, Secret, UtilityTemplate};
 use ragscope_protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
@@ -83,7 +83,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
     }
     let bridge = {
         let d = state.dispatcher();
-        use_reactor_bridge::<EvalReactor, _>(move |event| {
+        use_reactor_bridge::<EvalWorker, _>(move |event| {
             if let ReactorEvent::Output(r) = event {
                 d.dispatch(LitmAction::Worker(r));
             }
@@ -191,7 +191,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             let Some(file) = input_of(&e).and_then(|i| i.files()).and_then(|l| l.get(0)) else {
                 return;
             };
-            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
+            if let Ok(url) = ragscope_platform::blob_channel::offer_kept(&file) {
                 let id = {
                     let mut n = ids.borrow_mut();
                     *n += 1;
@@ -217,7 +217,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                 return;
             };
             // Offered on a channel: the worker reads the file itself, slice by slice.
-            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
+            if let Ok(url) = ragscope_platform::blob_channel::offer_kept(&file) {
                 d.dispatch(LitmAction::ModelOpening(file.name()));
                 bridge.send(Request::Compute(ComputeRequest::OpenModel {
                     url,
