@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
 pub enum ComputeRequest {
     /// Opens the picked GGUF file, which the page offers on a channel (`channel:NAME`,
-    /// crates/platform/src/blob_channel.rs; an object URL works too): the worker gets the Blob and reads only
-    /// slices. Replaces the model opened before.
+    /// crates/platform/src/blob_channel.rs; an object URL works too): the worker gets the Blob and
+    /// reads only slices. Replaces the model opened before.
     OpenModel {
         url: String,
         name: String,

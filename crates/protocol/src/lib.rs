@@ -3,11 +3,11 @@
 //! through these types. Plain serde types: no yew, no DOM.
 //!
 //! A picked file (or one kept in IndexedDB) is handed to the worker on a channel (`LoadBlob`) and
-//! the worker reads it itself, as a stream (crates/worker/src/engine/blob_load.rs). Other files (pasted text,
-//! the demo, and files picked while a local computation runs) travel in slices (`LoadChunk`),
-//! parsed as they arrive; the worker acknowledges each slice, so the UI reads the next one only
-//! when the previous one is parsed and never holds more than one slice of a file. The UI holds
-//! only names, summaries and the (small) evaluation report.
+//! the worker reads it itself, as a stream (crates/worker/src/engine/blob_load.rs). Other files
+//! (pasted text, the demo, and files picked while a local computation runs) travel in slices
+//! (`LoadChunk`), parsed as they arrive; the worker acknowledges each slice, so the UI reads the
+//! next one only when the previous one is parsed and never holds more than one slice of a file. The
+//! UI holds only names, summaries and the (small) evaluation report.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,10 +43,11 @@ pub enum Request {
     },
     /// The last slice was sent: finish parsing and keep the file.
     LoadEnd { id: FileId },
-    /// A file the worker reads itself, slice by slice (crates/worker/src/engine/blob_load.rs): `url` names
-    /// where the `File`/`Blob` comes from, `channel:NAME` (a BroadcastChannel the page offers it
-    /// on, crates/platform/src/blob_channel.rs) or an object URL. No byte crosses the UI thread. Answered like
-    /// the slices (`Progress`, then `Loaded` or `LoadFailed`); `Cancel`/`Remove` stop it.
+    /// A file the worker reads itself, slice by slice (crates/worker/src/engine/blob_load.rs):
+    /// `url` names where the `File`/`Blob` comes from, `channel:NAME` (a BroadcastChannel the page
+    /// offers it on, crates/platform/src/blob_channel.rs) or an object URL. No byte crosses the UI
+    /// thread. Answered like the slices (`Progress`, then `Loaded` or `LoadFailed`);
+    /// `Cancel`/`Remove` stop it.
     LoadBlob {
         id: FileId,
         name: String,
@@ -62,7 +63,8 @@ pub enum Request {
     Topic { run: FileId, qid: String },
     /// Forget every file.
     Clear,
-    /// "Compute locally": open a GGUF model, compute utilities, pause/cancel (crates/worker/src/engine/inference.rs).
+    /// "Compute locally": open a GGUF model, compute utilities, pause/cancel
+    /// (crates/worker/src/engine/inference.rs).
     Compute(compute::ComputeRequest),
     /// Estimate, start, pause, resume or cancel an LLM judge job.
     Judge(judges::JudgeRequest),

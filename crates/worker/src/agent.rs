@@ -12,9 +12,9 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
     // Requests that arrived while the worker read a file (blob_load.rs), in order.
     let mut pending = std::collections::VecDeque::<Request>::new();
     // The files channel before the warm-up: the page sends it first, and a file picked while
-    // the warm-up runs is posted there at once (crates/platform/src/blob_channel.rs); a channel joined later
-    // would miss it. Then, before the next request, V8 compiles the parsers' hot loops while
-    // the page starts.
+    // the warm-up runs is posted there at once (crates/platform/src/blob_channel.rs); a channel
+    // joined later would miss it. Then, before the next request, V8 compiles the parsers' hot loops
+    // while the page starts.
     #[cfg(target_arch = "wasm32")]
     {
         match scope.next().await {
@@ -196,8 +196,8 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
 #[cfg(target_arch = "wasm32")]
 const TAIL_AFTER_MS: u32 = 30;
 
-/// Parses whole a run whose two parts were only scored (crates/worker/src/engine/split_run.rs), so the
-/// workspace holds the whole run. False when the page went away.
+/// Parses whole a run whose two parts were only scored (crates/worker/src/engine/split_run.rs), so
+/// the workspace holds the whole run. False when the page went away.
 ///
 /// What was sent goes out first: `scope.send` only queues a response for a task that posts it
 /// when this one next waits, and the tail's first step (writing its memory) would hold it

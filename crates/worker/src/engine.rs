@@ -120,7 +120,8 @@ pub struct Workspace {
     /// The part of a run read in two places that this worker has still to parse.
     tail: Option<split_run::Tail>,
     /// The last evaluation asked for: what an evaluation ahead of the request repeats, and
-    /// the measures a run read in two places is scored with (crates/worker/src/engine/split_run.rs).
+    /// the measures a run read in two places is scored with
+    /// (crates/worker/src/engine/split_run.rs).
     last_request: Option<EvalRequest>,
 }
 

@@ -170,12 +170,13 @@ fn main_view() -> Html {
         })
     };
 
-    // The worker starts a helper from its own script (crates/worker/src/engine/shard.rs), whose URL it
-    // cannot see from inside: resolved here as gloo-worker resolves it for the worker.
+    // The worker starts a helper from its own script (crates/worker/src/engine/shard.rs), whose URL
+    // it cannot see from inside: resolved here as gloo-worker resolves it for the worker.
     {
         let bridge = bridge.clone();
         use_effect_with((), move |_| {
-            // before any file: picked files are posted there at once (crates/platform/src/blob_channel.rs)
+            // before any file: picked files are posted there at once
+            // (crates/platform/src/blob_channel.rs)
             if let Ok(channel) = ragscope_platform::blob_channel::open_files_channel() {
                 bridge.send(Request::Files { channel });
             }
@@ -618,8 +619,8 @@ fn main_view() -> Html {
     }
 }
 
-/// Lets the worker read a File or Blob itself (crates/worker/src/engine/blob_load.rs), handed over on a
-/// channel (crates/platform/src/blob_channel.rs): nothing is read or copied on the UI thread.
+/// Lets the worker read a File or Blob itself (crates/worker/src/engine/blob_load.rs), handed over
+/// on a channel (crates/platform/src/blob_channel.rs): nothing is read or copied on the UI thread.
 async fn read_in_worker(
     blob: web_sys::Blob,
     id: FileId,

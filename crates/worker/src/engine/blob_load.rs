@@ -1,8 +1,8 @@
 //! Files the worker reads itself: the page hands the picked `File`/`Blob` over on a channel
-//! (`Request::LoadBlob`, crates/platform/src/blob_channel.rs; an object URL works too), and the worker reads it
-//! as a stream (`Blob.stream()`), feeding batches of about a megabyte to the same streaming
-//! parsers as `LoadChunk`. No byte crosses the UI thread and none is encoded into a message;
-//! memory stays bounded by one batch plus what is parsed.
+//! (`Request::LoadBlob`, crates/platform/src/blob_channel.rs; an object URL works too), and the
+//! worker reads it as a stream (`Blob.stream()`), feeding batches of about a megabyte to the same
+//! streaming parsers as `LoadChunk`. No byte crosses the UI thread and none is encoded into a
+//! message; memory stays bounded by one batch plus what is parsed.
 //!
 //! Why a stream and not `FileReaderSync` (the previous version, 16 MiB slices): the browser
 //! fills the stream's pipe on threads of its own while wasm parses the batch before, so reading
@@ -270,9 +270,9 @@ async fn look_at_requests(scope: &mut Scope, id: FileId, pending: &mut VecDeque<
 ///
 /// A large run, once qrels and measures are known, is read in two places: the helper worker
 /// reads and scores the part after a topic boundary near the middle while this one reads and
-/// scores the first part (crates/worker/src/engine/split_run.rs, crates/worker/src/engine/shard.rs); this worker parses
-/// the whole run later (`complete_tail`). Anything the cut cannot serve reads the whole file
-/// here.
+/// scores the first part (crates/worker/src/engine/split_run.rs,
+/// crates/worker/src/engine/shard.rs); this worker parses the whole run later (`complete_tail`).
+/// Anything the cut cannot serve reads the whole file here.
 pub async fn load(
     scope: &mut Scope,
     ws: &mut Workspace,
@@ -469,7 +469,8 @@ fn read_sync(blob: &web_sys::Blob, from: u64, to: u64) -> Option<Vec<u8>> {
 }
 
 thread_local! {
-    /// The `Blob` of the run scored in two places, still to parse whole (crates/worker/src/engine/split_run.rs).
+    /// The `Blob` of the run scored in two places, still to parse whole
+    /// (crates/worker/src/engine/split_run.rs).
     static TAIL_BLOB: std::cell::RefCell<Option<(FileId, String, web_sys::Blob)>> =
         const { std::cell::RefCell::new(None) };
 }

@@ -1,7 +1,7 @@
 //! The helper worker that reads the later part of a large run while the evaluation worker
-//! reads the first (crates/worker/src/engine/split_run.rs): a second instance of this same worker script,
-//! started by the evaluation worker itself (a nested dedicated worker, named [`NAME`]), so the
-//! page knows nothing of it. It holds a copy of the qrels (parsed from the same `Blob` when
+//! reads the first (crates/worker/src/engine/split_run.rs): a second instance of this same worker
+//! script, started by the evaluation worker itself (a nested dedicated worker, named [`NAME`]), so
+//! the page knows nothing of it. It holds a copy of the qrels (parsed from the same `Blob` when
 //! they were loaded) and answers one request: parse this `Blob` as a run and score it with
 //! these measures. Messages are plain JS arrays (a `Blob` crosses without a copy); the
 //! scores come back as one `Float64Array` per measure.

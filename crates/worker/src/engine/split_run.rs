@@ -1,11 +1,11 @@
 //! A large run read in two places at once: this worker parses and scores the first part of
-//! the file while a helper worker (crates/worker/src/engine/shard.rs) parses and scores the rest, cut at a
-//! topic boundary (`ragscope_eval::formats::topic_boundary`). Both score topic by topic as the
-//! parser hands them out and keep nothing but the scores ([`PartScorer`]), so the page gets
+//! the file while a helper worker (crates/worker/src/engine/shard.rs) parses and scores the rest,
+//! cut at a topic boundary (`ragscope_eval::formats::topic_boundary`). Both score topic by topic as
+//! the parser hands them out and keep nothing but the scores ([`PartScorer`]), so the page gets
 //! the run's numbers after about half the work, and neither grows its memory for the run
 //! first. This worker then parses the whole file itself (the reactor does it right after the
-//! report, crates/worker/src/agent.rs), so every other request sees the whole run, exactly as one parse of
-//! the file gives it; until then the workspace holds the run's scores and an empty run.
+//! report, crates/worker/src/agent.rs), so every other request sees the whole run, exactly as one
+//! parse of the file gives it; until then the workspace holds the run's scores and an empty run.
 //!
 //! Why the first part is not kept as it is read (as it was before 2026-11-24): keeping it
 //! made this worker grow and write its memory first and write every result into it, and its

@@ -1,5 +1,5 @@
-//! A run read in two places (crates/worker/src/engine/split_run.rs), on trec_eval's own test files: the
-//! page must see exactly what one parse of the whole file gives, before and after the tail is
+//! A run read in two places (crates/worker/src/engine/split_run.rs), on trec_eval's own test files:
+//! the page must see exactly what one parse of the whole file gives, before and after the tail is
 //! parsed, and every case the cut cannot serve must start the load over.
 
 use super::split_run::{PartScorer, PartScores, SplitOutcome, SplitPlan, SPLIT_MIN_BYTES};

@@ -22,7 +22,8 @@ pub struct TournamentFiles {
     games: Vec<(FileId, String, Games)>,
     /// The ids of the RAGElo queries, documents and answers files checked here (parsed for their
     /// summary line, then dropped). Nothing reads this list: the pairwise and pointwise judges
-    /// read these files' text from `JudgeFiles::sources` (crates/worker/src/engine/judges/files.rs).
+    /// read these files' text from `JudgeFiles::sources`
+    /// (crates/worker/src/engine/judges/files.rs).
     tables: Vec<FileId>,
     /// The qrels that the current one replaced.
     pub previous_qrels: Option<(FileId, String, Qrels)>,

@@ -58,7 +58,8 @@ pub fn warm_up() -> usize {
             scored = ragscope_eval::evaluate(&qrels, &run, &measures)
                 .topics
                 .len();
-            // and scored as the parser hands topics out, the helper's way (crates/worker/src/engine/shard.rs)
+            // and scored as the parser hands topics out, the helper's way
+            // (crates/worker/src/engine/shard.rs)
             scored = scored.min(score_as_parsed(&qrels, &run_text, &measures));
         }
     }

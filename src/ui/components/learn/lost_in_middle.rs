@@ -1,14 +1,14 @@
 //! `#/learn/lost-in-the-middle`: the lost-in-the-middle experiment (Liu et al., TACL 2024) run on
 //! the user's machine with a GGUF model picked from disk, in this page's own worker reactor (the
-//! engine is crates/worker/src/engine/inference/litm.rs), or with a remote LLM through the Judges layer (the
-//! Judges page's provider settings; crates/worker/src/engine/litm_remote.rs): one relevant passage moved through a context of
-//! distractors; per position, answer accuracy with a bootstrap band, p(NO-RESPONSE), and nDCG,
-//! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. A remote
-//! OpenAI-compatible model gives p(NO-RESPONSE) through crates/judge's utility task (top 20
-//! logprobs: a value or only a bound, shown "≤ x" and never used for UDCG; the served model's
-//! GGUF picked: exact, echo); OpenAI and Gemini the top 20 only; Anthropic gives none, and the
-//! page says why. Results are kept in IndexedDB per (model, data, k, position), so a reload
-//! resumes.
+//! engine is crates/worker/src/engine/inference/litm.rs), or with a remote LLM through the Judges
+//! layer (the Judges page's provider settings; crates/worker/src/engine/litm_remote.rs): one
+//! relevant passage moved through a context of distractors; per position, answer accuracy with a
+//! bootstrap band, p(NO-RESPONSE), and nDCG, MAP, MRR, P and UDCG of the same contexts, beside the
+//! paper's published curves. A remote OpenAI-compatible model gives p(NO-RESPONSE) through
+//! crates/judge's utility task (top 20 logprobs: a value or only a bound, shown "≤ x" and never
+//! used for UDCG; the served model's GGUF picked: exact, echo); OpenAI and Gemini the top 20 only;
+//! Anthropic gives none, and the page says why. Results are kept in IndexedDB per (model, data, k,
+//! position), so a reload resumes.
 
 use super::litm_cache;
 use super::litm_chart::{MeasuredChart, PublishedChart};

@@ -1,7 +1,7 @@
 //! "Recompute with your model": a GGUF picked from disk is opened in the worker (never uploaded)
 //! and p(NO-RESPONSE | question, passage) of the current question's passages is computed by the
-//! same engine as the Evaluate page's "Compute locally" panel (crates/worker/src/engine/inference*: the
-//! paper's prompt through the model's chat template, as `ragscope utility`); the cards' u
+//! same engine as the Evaluate page's "Compute locally" panel (crates/worker/src/engine/inference*:
+//! the paper's prompt through the model's chat template, as `ragscope utility`); the cards' u
 //! values are replaced and labelled with the model's name.
 
 use super::state::{BuilderAction, BuilderState};

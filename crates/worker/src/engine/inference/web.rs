@@ -62,9 +62,9 @@ pub(super) fn now_seconds() -> f64 {
         / 1000.0
 }
 
-/// The Blob the page offers on a channel (`channel:NAME`, crates/platform/src/blob_channel.rs: nothing is
-/// copied), or the one behind an object URL made by the page (same origin; Chromium copies the
-/// whole file into a new Blob to answer the fetch).
+/// The Blob the page offers on a channel (`channel:NAME`, crates/platform/src/blob_channel.rs:
+/// nothing is copied), or the one behind an object URL made by the page (same origin; Chromium
+/// copies the whole file into a new Blob to answer the fetch).
 pub(crate) async fn blob_from_url(url: &str) -> Result<web_sys::Blob, String> {
     Ok(blob_from_url_noting(url).await?.0)
 }
