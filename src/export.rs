@@ -1,7 +1,7 @@
 //! The runs × measures table as CSV, JSON, LaTeX and Markdown, and the self-contained HTML
 //! report. Plain functions over a [`Report`], tested natively.
 
-use crate::protocol::Report;
+use ragscope_protocol::Report;
 use std::fmt::Write as _;
 
 /// Significance level of the markers (on Holm-corrected p-values).

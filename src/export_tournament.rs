@@ -2,7 +2,7 @@
 //! [`crate::export::TableFormat`] (CSV, JSON, LaTeX, Markdown). Plain functions, tested natively.
 
 use crate::export::TableFormat;
-use crate::protocol::tournament::{AgreementTable, TournamentTable};
+use ragscope_protocol::tournament::{AgreementTable, TournamentTable};
 use std::fmt::Write as _;
 
 /// Header and rows of the leaderboard: Elo and Bradley–Terry side by side.
@@ -26,7 +26,7 @@ fn leaderboard_cells(t: &TournamentTable) -> (Vec<&'static str>, Vec<Vec<String>
         .iter()
         .enumerate()
         .map(|(i, r)| {
-            let bt = |f: fn(&crate::protocol::tournament::BtCell) -> f64| {
+            let bt = |f: fn(&ragscope_protocol::tournament::BtCell) -> f64| {
                 r.bt.as_ref()
                     .map_or(String::new(), |b| format!("{:.1}", f(b)))
             };
@@ -163,7 +163,7 @@ fn grid(header: &[&str], rows: &[Vec<String>], labels: usize, format: TableForma
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::tournament::{BtCell, LeaderRow};
+    use ragscope_protocol::tournament::{BtCell, LeaderRow};
 
     fn table() -> TournamentTable {
         TournamentTable {

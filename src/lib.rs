@@ -1,19 +1,9 @@
-//! The ragscope web app: a yew front end on the UI thread and a Web Worker that owns the loaded
-//! data and runs every evaluation (crates/eval), so heavy work never blocks the page.
+//! The ragscope web app: a yew front end on the UI thread. Every evaluation runs in a Web
+//! Worker (crates/worker) that owns the loaded data, so heavy work never blocks the page; the app
+//! speaks to it only through the messages of crates/protocol ([`worker_link`]).
 
-pub mod agent;
-pub mod answers_protocol;
-pub mod blob_channel;
-#[cfg(target_arch = "wasm32")]
-pub mod blob_source;
 pub mod charts;
-pub mod detect;
-pub mod engine;
 pub mod export;
 pub mod export_tournament;
-pub mod idb;
-pub mod protocol;
 pub mod ui;
-
-#[cfg(test)]
-mod engine_tests;
+pub mod worker_link;

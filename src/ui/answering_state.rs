@@ -1,9 +1,9 @@
 //! The UI's side of "answer the contexts" (compute locally): the run's backend, progress with
 //! outcome counts, and the last answered file. Folded into the compute state by its reducer.
 
-use crate::protocol::answering::{AnswerEvent, AnswerProgress, AnswersDone};
-use crate::protocol::compute::BackendInfo;
 use crate::ui::state::{AppState, FileStatus, LoadedFile};
+use ragscope_protocol::answer_generation::{AnswerEvent, AnswerProgress, AnswersDone};
+use ragscope_protocol::compute::BackendInfo;
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct AnsweringState {
@@ -53,9 +53,9 @@ pub fn apply(s: &mut AppState, event: AnswerEvent) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::compute::ComputeEvent;
-    use crate::protocol::{FileKind, Response};
     use crate::ui::state::Action;
+    use ragscope_protocol::compute::ComputeEvent;
+    use ragscope_protocol::{FileKind, Response};
     use std::rc::Rc;
     use yew::Reducible;
 

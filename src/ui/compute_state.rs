@@ -1,10 +1,10 @@
 //! The UI's side of "compute locally": what the worker said about the model, WebGPU and the
 //! utilities being computed. Folded into [`AppState`] by its reducer.
 
-use crate::protocol::compute::{
+use crate::ui::state::{AppState, FileStatus, LoadedFile};
+use ragscope_protocol::compute::{
     BackendInfo, ComputeEvent, ComputeProgress, GpuInfo, MemoryReport, ModelInfo, ScoredPassages,
 };
-use crate::ui::state::{AppState, FileStatus, LoadedFile};
 
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct ComputeState {
@@ -123,8 +123,8 @@ pub fn apply(s: &mut AppState, event: ComputeEvent) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::{FileKind, Response};
     use crate::ui::state::Action;
+    use ragscope_protocol::{FileKind, Response};
     use std::rc::Rc;
     use yew::Reducible;
 

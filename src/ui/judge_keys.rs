@@ -2,8 +2,8 @@
 //! box. The flag lives in localStorage so that, without it, the database is never even opened
 //! (opening one creates it). "Forget everything" deletes the database and the flag.
 
-use crate::protocol::judges::ProviderChoice;
 use crate::ui::persist::{done, factory, js_error, local_storage, open};
+use ragscope_protocol::judges::ProviderChoice;
 use wasm_bindgen::prelude::*;
 use web_sys::IdbTransactionMode;
 
@@ -86,7 +86,7 @@ pub async fn forget() -> Result<(), String> {
 /// blocked by an open one.
 pub async fn forget_cache() -> Result<(), String> {
     let request = factory()?
-        .delete_database(crate::engine::judges::CACHE_DB)
+        .delete_database(ragscope_protocol::judges::CACHE_DB)
         .map_err(js_error)?;
     done(&request).await.map(|_| ())
 }

@@ -1,15 +1,15 @@
 //! The Judges panel's state as a reducer: the form, the estimate the user confirms, and the job
 //! in flight. Pure (no browser), so every transition is tested natively.
 
-use crate::answers_protocol::AnswerFile;
-use crate::protocol::compute::ComputeSource;
-use crate::protocol::judge_batch::{offered, BatchUpdate, KeptRun};
-use crate::protocol::judges::{
+use crate::ui::state::{FileStatus, LoadedFile};
+use ragscope_protocol::answer_files::AnswerFile;
+use ragscope_protocol::compute::ComputeSource;
+use ragscope_protocol::judge_batch::{offered, BatchUpdate, KeptRun};
+use ragscope_protocol::judges::{
     GgufTemplateInfo, JudgeEstimate, JudgeFailure, JudgeOutcome, JudgeProgress, JudgeResponse,
     JudgeSpec, JudgeTaskChoice, ProviderChoice, TaskInputs, UtilityTemplate,
 };
-use crate::protocol::{FileId, FileKind};
-use crate::ui::state::{FileStatus, LoadedFile};
+use ragscope_protocol::{FileId, FileKind};
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -504,7 +504,7 @@ impl Default for JudgeState {
             estimate_error: None,
             job: None,
             kept: Vec::new(),
-            batch_threshold: crate::protocol::judge_batch::OFFER_AT_REQUESTS,
+            batch_threshold: ragscope_protocol::judge_batch::OFFER_AT_REQUESTS,
         }
     }
 }
@@ -1122,7 +1122,7 @@ mod tests {
 
     #[test]
     fn the_batch_api_is_offered_above_the_threshold_and_its_state_follows_the_job() {
-        use crate::protocol::judge_batch::{BatchRow, KeptBatch};
+        use ragscope_protocol::judge_batch::{BatchRow, KeptBatch};
         let mut s = filled();
         s = reduce(s, JudgeAction::SetProvider(ProviderChoice::Anthropic));
         let spec = s.form.spec(&inputs()).unwrap();
@@ -1252,10 +1252,10 @@ mod tests {
 
     #[test]
     fn the_key_never_prints() {
-        let r = crate::protocol::judges::JudgeRequest::Start {
+        let r = ragscope_protocol::judges::JudgeRequest::Start {
             job: 1,
             spec: filled().form.spec(&inputs()).unwrap(),
-            key: Some(crate::protocol::judges::Secret("sk-secret-123".into())),
+            key: Some(ragscope_protocol::judges::Secret("sk-secret-123".into())),
         };
         assert!(!format!("{r:?}").contains("sk-secret-123"));
     }

@@ -3,7 +3,7 @@
 //! marks of the page) for the performance test to print. A few small objects per file; nothing
 //! is sent anywhere.
 
-use crate::protocol::Timings;
+use ragscope_protocol::Timings;
 use wasm_bindgen::{JsCast, JsValue};
 
 const KEY: &str = "ragscopeTimings";

@@ -2,8 +2,8 @@
 //! into memory here) kept in this browser's IndexedDB, so a reload brings the same evaluation
 //! back. Off unless the user turns it on; "Forget everything" deletes the database.
 
-use crate::idb::{self, IdbFailure};
 use js_sys::{Array, Object, Reflect};
+use ragscope_platform::idb::{self, IdbFailure};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{IdbDatabase, IdbFactory, IdbRequest, IdbTransactionMode};

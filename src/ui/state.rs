@@ -1,6 +1,6 @@
 //! App state as a reducer: every change is an [`Action`], so state transitions are testable.
 
-use crate::protocol::{FileId, FileKind, Report, Response, SigTest, TopicView};
+use ragscope_protocol::{FileId, FileKind, Report, Response, SigTest, TopicView};
 use std::rc::Rc;
 use yew::Reducible;
 
@@ -119,7 +119,8 @@ pub struct AppState {
     /// The evaluation being waited for, with its progress (queries done, total).
     pub awaiting: Option<(u32, usize, usize)>,
     pub report: Option<Rc<Report>>,
-    /// A report the worker evaluated ahead of the next request (src/agent.rs), until then.
+    /// A report the worker evaluated ahead of the next request (crates/worker/src/agent.rs), until
+    /// then.
     pub ahead: Option<Rc<Report>>,
     pub errors: Vec<ErrorNote>,
     pub tab: Tab,
@@ -153,7 +154,7 @@ impl AppState {
     }
 
     /// What an evaluation asked for now is of: the loaded files and the choices.
-    pub fn evaluation_of(&self) -> crate::protocol::ReportOf {
+    pub fn evaluation_of(&self) -> ragscope_protocol::ReportOf {
         let mut files: Vec<FileId> = self
             .files
             .iter()
@@ -161,7 +162,7 @@ impl AppState {
             .map(|f| f.id)
             .collect();
         files.sort_unstable();
-        crate::protocol::ReportOf {
+        ragscope_protocol::ReportOf {
             files,
             measures: self.measures.clone(),
             baseline: self.baseline,
@@ -169,9 +170,9 @@ impl AppState {
         }
     }
 
-    /// Whether the report evaluated ahead (src/agent.rs) is of exactly the files and choices the
-    /// page would ask for now: then the page takes it and sends no request (the worker would
-    /// answer one after parsing the run whole, with the same report).
+    /// Whether the report evaluated ahead (crates/worker/src/agent.rs) is of exactly the files and
+    /// choices the page would ask for now: then the page takes it and sends no request (the worker
+    /// would answer one after parsing the run whole, with the same report).
     pub fn ahead_fits(&self) -> bool {
         self.ahead
             .as_ref()
@@ -390,8 +391,8 @@ impl Reducible for AppState {
                 }
             }
             Action::Worker(Response::Report(report)) => {
-                // one evaluated ahead of the request (src/agent.rs) fits any awaited one of
-                // the same files and choices
+                // one evaluated ahead of the request (crates/worker/src/agent.rs) fits any awaited
+                // one of the same files and choices
                 let fits = match &report.ahead_of {
                     None => matches!(s.awaiting, Some((g, _, _)) if g == report.generation),
                     Some(of) => s.awaiting.is_some() && *of == s.evaluation_of(),
@@ -481,7 +482,7 @@ mod tests {
     #[test]
     fn a_timing_is_no_new_state_so_no_render() {
         let s = Rc::new(AppState::new(vec!["MAP".into()]));
-        let timing = Action::Worker(Response::Timings(crate::protocol::Timings {
+        let timing = Action::Worker(Response::Timings(ragscope_protocol::Timings {
             what: "load f0".into(),
             start_ms: 0.0,
             end_ms: 1.0,
@@ -525,7 +526,8 @@ mod tests {
     #[test]
     fn a_loaded_run_whose_tail_fails_later_is_removed_and_the_error_shown() {
         // A run read in two places is shown once both parts are scored; if its tail, read
-        // again afterwards, no longer joins (src/engine/split_run.rs), the worker drops it.
+        // again afterwards, no longer joins (crates/worker/src/engine/split_run.rs), the worker
+        // drops it.
         let mut s = AppState::new(vec!["MAP".into()]);
         for (id, kind) in [(0, FileKind::Qrels), (1, FileKind::Run), (2, FileKind::Run)] {
             s = reduce(s, added(id));
@@ -591,7 +593,7 @@ mod tests {
     }
 
     /// A report evaluated ahead of the request, of `of`.
-    fn ahead(of: crate::protocol::ReportOf, generation: u32) -> Action {
+    fn ahead(of: ragscope_protocol::ReportOf, generation: u32) -> Action {
         Action::Worker(Response::Report(Box::new(Report {
             generation,
             ahead_of: Some(of),

@@ -1,4 +1,4 @@
-// How a picked file reaches the worker (src/blob_channel.rs): the page posts it on the files
+// How a picked file reaches the worker (crates/platform/src/blob_channel.rs): the page posts it on the files
 // channel the worker joined at the start, before the worker asks for it ("posted at once");
 // when that post is lost, the worker asks on the file's own channel ("ready") and the page
 // answers ("asked for"). Both ways load the file with the same numbers.

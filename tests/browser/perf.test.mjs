@@ -114,8 +114,8 @@ test('38 MB benchmark run: browser vs native CLI', { timeout: 900_000 }, async (
   }
   for (const [i, { breakdown }] of loads.entries()) {
     // The page posts a picked file on the files channel before the worker asks
-    // (src/blob_channel.rs); the worker evaluates right after the load, ahead of the page's
-    // request (src/agent.rs), and the row comes from that report.
+    // (crates/platform/src/blob_channel.rs); the worker evaluates right after the load, ahead of the page's
+    // request (crates/worker/src/agent.rs), and the row comes from that report.
     assert.ok(breakdown.some((l) => l.includes('the Blob from the page (posted at once)')), `round ${i + 1}: ${breakdown.join('\n')}`);
     assert.ok(breakdown.some((l) => l.includes('report on the page') && l.endsWith(', evaluated ahead')), `round ${i + 1}: ${breakdown.join('\n')}`);
   }

@@ -1,4 +1,4 @@
-// A large run read in two places (src/engine/split_run.rs, src/engine/shard.rs): the worker
+// A large run read in two places (crates/worker/src/engine/split_run.rs, crates/worker/src/engine/shard.rs): the worker
 // parses and scores the first part while its helper worker does the rest, cut at a topic
 // boundary. Checked against `ragscope trec-eval` on the same files: the numbers shown after the
 // load, the whole run afterwards (another measure, the last topic's ranking), and the cases

@@ -2,8 +2,9 @@
 //! `python -m llama_cpp.server` (from the venv tests/oracle/server/.venv, made here from its
 //! pinned requirements) serving the cached SmolLM2-135M Q4_1 model, driven by
 //! crates/cli/tests/judge_utility_server.rs (`judge utility` against the local engine, the
-//! alignment probe's refusal, a short `judge umbrela` run) and src/engine/litm_remote_server_tests.rs
-//! (the lost-in-the-middle page's remote p(NO-RESPONSE) against the local engine's).
+//! alignment probe's refusal, a short `judge umbrela` run) and
+//! crates/worker/src/engine/litm_remote_server_tests.rs (the lost-in-the-middle page's remote
+//! p(NO-RESPONSE) against the local engine's).
 //!
 //! The registry is reachable wherever xtask runs, so a venv that cannot be made (or a model that
 //! cannot be fetched) fails the step: it is never skipped.

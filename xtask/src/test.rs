@@ -97,6 +97,12 @@ pub fn test(args: &[String]) -> Result {
             "clippy",
             "-p",
             "ragscope-web",
+            "-p",
+            "ragscope-worker",
+            "-p",
+            "ragscope-platform",
+            "-p",
+            "ragscope-protocol",
             "--target",
             "wasm32-unknown-unknown",
         ])

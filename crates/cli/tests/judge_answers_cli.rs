@@ -1,5 +1,5 @@
 //! `ragscope judge nuggets|pairwise|pointwise|citations` end to end against the fake provider
-//! (ragscope_judge::fake, `FAKE{...}` directives in the item text), with the anchors' own files
+//! (ragscope_judge_fake, `FAKE{...}` directives in the item text), with the anchors' own files
 //! for interchange: nuggetizer's nuggets + demo run through `nuggets assign` come out in
 //! nuggetizer's assignment format (fields and order of its assignments.jsonl), RAGElo's unit-test
 //! CSVs through `pairwise` come out with RAGElo's pairwise CSV columns.

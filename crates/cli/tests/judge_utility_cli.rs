@@ -1,4 +1,4 @@
-//! `ragscope judge utility` end to end against the fake provider (ragscope_judge::fake: its
+//! `ragscope judge utility` end to end against the fake provider (ragscope_judge_fake: its
 //! fake tokenizer and model serve documented logprobs; `FAKE{lp=X}` in a passage forces the
 //! appended token's): run mode (utilities TSV) with a template file, JSON mode through the chat
 //! endpoint with bounds flagged, a misaligned server refused, and a dry run that sends nothing.

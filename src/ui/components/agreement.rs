@@ -3,8 +3,8 @@
 
 use crate::export::TableFormat;
 use crate::export_tournament;
-use crate::protocol::Report;
 use crate::ui::download;
+use ragscope_protocol::Report;
 use std::collections::BTreeSet;
 use std::rc::Rc;
 use yew::prelude::*;

@@ -3,12 +3,14 @@
 //! outcomes go straight to the correlation study (the answered file becomes the loaded context
 //! sets) and the file downloads as the CLI's ANSWERS.jsonl.
 
-use crate::protocol::answering::{AnswerProgress, AnswerSource, AnswerStart, AnswersDone};
-use crate::protocol::compute::{BackendChoice, ComputeRequest};
-use crate::protocol::FileId;
 use crate::ui::answering_state::AnsweringState;
 use crate::ui::components::form_inputs::{on_checked, on_count, on_select};
 use crate::ui::download::save_text;
+use ragscope_protocol::answer_generation::{
+    AnswerProgress, AnswerSource, AnswerStart, AnswersDone,
+};
+use ragscope_protocol::compute::{BackendChoice, ComputeRequest};
+use ragscope_protocol::FileId;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]

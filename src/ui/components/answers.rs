@@ -3,14 +3,14 @@
 //! report's Figure 7), the per-topic nugget matrix, and an answer drill-down.
 
 use super::charts::{truncate, ChartFrame, SERIES};
-use crate::answers_protocol::{
-    AnswersMode, AnswersReport, CELL_FAILED, CELL_NOT, CELL_PARTIAL, CELL_SUPPORT,
-};
 use crate::charts::pareto::frontier;
 use crate::charts::{format_tick, nice_ticks, LinearScale};
 use crate::export::{self, fmt_value, is_best, significant, TableFormat, ALPHA};
-use crate::protocol::{MeasureInfo, Report};
 use crate::ui::download;
+use ragscope_protocol::answer_files::{
+    AnswersMode, AnswersReport, CELL_FAILED, CELL_NOT, CELL_PARTIAL, CELL_SUPPORT,
+};
+use ragscope_protocol::{MeasureInfo, Report};
 use std::rc::Rc;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
@@ -31,7 +31,7 @@ const EXPLAIN: [&str; 7] = [
 ];
 
 /// The mode's table as a `Report`, so the app's table exports apply unchanged.
-fn as_report(a: &AnswersReport, mode: &AnswersMode, test: crate::protocol::SigTest) -> Report {
+fn as_report(a: &AnswersReport, mode: &AnswersMode, test: ragscope_protocol::SigTest) -> Report {
     Report {
         qrels: format!("nugget scores ({})", mode.compat),
         measures: a

@@ -18,17 +18,17 @@ use super::results_table::ResultsTable;
 use super::tabs::Tabs;
 use super::topic::TopicDrill;
 use super::tournament::TournamentView;
-use crate::agent::EvalReactor;
-use crate::protocol::judges::JudgeRequest;
-use crate::protocol::{EvalRequest, FileId, Request, Response, SLICE_BYTES};
 use crate::ui::hooks::use_judge_effects::use_judge_effects;
 use crate::ui::hooks::use_route::use_route;
 use crate::ui::judges_state::{JudgeAction, JudgeState};
 use crate::ui::persist;
 use crate::ui::route::Route;
 use crate::ui::state::{Action, AppState, FileStatus, Tab, Theme};
+use crate::worker_link::EvalWorker;
 use futures::channel::mpsc;
 use futures::StreamExt;
+use ragscope_protocol::judges::JudgeRequest;
+use ragscope_protocol::{EvalRequest, FileId, Request, Response, SLICE_BYTES};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -49,9 +49,9 @@ const DEFAULT_DEMO: Demo = Demo::Rag;
 pub fn app() -> Html {
     html! {
         // A relative path, so the app runs from any sub-path of a static host.
-        <ReactorProvider<EvalReactor> path="worker.js">
+        <ReactorProvider<EvalWorker> path="worker.js">
             <Main />
-        </ReactorProvider<EvalReactor>>
+        </ReactorProvider<EvalWorker>>
     }
 }
 
@@ -133,7 +133,7 @@ fn main_view() -> Html {
         let judge_dispatch = judges.dispatcher();
         let acks = acks.clone();
         let cancelled = cancelled.clone();
-        use_reactor_bridge::<EvalReactor, _>(move |event| {
+        use_reactor_bridge::<EvalWorker, _>(move |event| {
             if let ReactorEvent::Output(response) = event {
                 // A file the user removed while it loaded may fail to open once its object URL
                 // is revoked: not an error worth showing.
@@ -170,13 +170,14 @@ fn main_view() -> Html {
         })
     };
 
-    // The worker starts a helper from its own script (src/engine/shard.rs), whose URL it
-    // cannot see from inside: resolved here as gloo-worker resolves it for the worker.
+    // The worker starts a helper from its own script (crates/worker/src/engine/shard.rs), whose URL
+    // it cannot see from inside: resolved here as gloo-worker resolves it for the worker.
     {
         let bridge = bridge.clone();
         use_effect_with((), move |_| {
-            // before any file: picked files are posted there at once (src/blob_channel.rs)
-            if let Ok(channel) = crate::blob_channel::open_files_channel() {
+            // before any file: picked files are posted there at once
+            // (crates/platform/src/blob_channel.rs)
+            if let Ok(channel) = ragscope_platform::blob_channel::open_files_channel() {
                 bridge.send(Request::Files { channel });
             }
             let location = gloo::utils::window().location();
@@ -200,8 +201,8 @@ fn main_view() -> Html {
     let on_compute = {
         let (bridge, dispatch, ids) = (bridge.clone(), state.dispatcher(), next_id.clone());
         Callback::from(
-            move |mut request: crate::protocol::compute::ComputeRequest| {
-                use crate::protocol::compute::ComputeRequest as C;
+            move |mut request: ragscope_protocol::compute::ComputeRequest| {
+                use ragscope_protocol::compute::ComputeRequest as C;
                 match &mut request {
                     C::Start { result, .. } => {
                         let mut n = ids.borrow_mut();
@@ -588,17 +589,17 @@ fn main_view() -> Html {
                 <FileList files={state.files.clone()} on_remove={on_remove} />
                 <ComputePanel state={state.compute.clone()} on_request={on_compute}
                     udcg_files={state.files.iter().filter(|f| matches!(&f.status,
-                        FileStatus::Loaded { kind: crate::protocol::FileKind::UdcgJson, .. }))
+                        FileStatus::Loaded { kind: ragscope_protocol::FileKind::UdcgJson, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()}
                     runs={state.files.iter().filter(|f| matches!(&f.status,
-                        FileStatus::Loaded { kind: crate::protocol::FileKind::Run, .. }))
+                        FileStatus::Loaded { kind: ragscope_protocol::FileKind::Run, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()}
                     contexts_files={state.files.iter().filter(|f| matches!(&f.status,
-                        FileStatus::Loaded { kind: crate::protocol::FileKind::ContextSets, .. }))
+                        FileStatus::Loaded { kind: ragscope_protocol::FileKind::ContextSets, .. }))
                         .map(|f| (f.id, f.name.clone())).collect::<Vec<_>>()} />
                 <Controls measures={state.measures.clone()} runs={state.runs()}
                     erag={state.files.iter().any(|f| matches!(&f.status,
-                        FileStatus::Loaded { summary, .. } if summary.contains(crate::protocol::ERAG_LOADED)))}
+                        FileStatus::Loaded { summary, .. } if summary.contains(ragscope_protocol::ERAG_LOADED)))}
                     baseline={state.baseline} test={state.test}
                     on_measures={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetMeasures(v))) }}
                     on_baseline={{ let d = dispatch.clone(); Callback::from(move |v| d.dispatch(Action::SetBaseline(v))) }}
@@ -618,17 +619,17 @@ fn main_view() -> Html {
     }
 }
 
-/// Lets the worker read a File or Blob itself (src/engine/blob_load.rs), handed over on a
-/// channel (src/blob_channel.rs): nothing is read or copied on the UI thread.
+/// Lets the worker read a File or Blob itself (crates/worker/src/engine/blob_load.rs), handed over
+/// on a channel (crates/platform/src/blob_channel.rs): nothing is read or copied on the UI thread.
 async fn read_in_worker(
     blob: web_sys::Blob,
     id: FileId,
     name: String,
-    bridge: &UseReactorBridgeHandle<EvalReactor>,
+    bridge: &UseReactorBridgeHandle<EvalWorker>,
     acks: &Acks,
 ) -> Result<(), String> {
-    // Offered on a channel until the worker is done with it (src/blob_channel.rs).
-    let offer = crate::blob_channel::Offer::new(blob.clone())
+    // Offered on a channel until the worker is done with it (crates/platform/src/blob_channel.rs).
+    let offer = ragscope_platform::blob_channel::Offer::new(blob.clone())
         .map_err(|e| format!("{name}: could not be handed to the worker: {e}"))?;
     offer.post_at_once(&blob);
     let (tx, mut rx) = mpsc::unbounded();
@@ -650,7 +651,7 @@ async fn stream(
     source: FileSource,
     id: FileId,
     name: String,
-    bridge: &UseReactorBridgeHandle<EvalReactor>,
+    bridge: &UseReactorBridgeHandle<EvalWorker>,
     acks: &Acks,
     cancelled: &Rc<RefCell<HashSet<FileId>>>,
 ) -> Result<(), String> {

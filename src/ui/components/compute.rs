@@ -3,13 +3,13 @@
 //! JSON file or a loaded run's top k (with topics, passages and qrels) on WebGPU or the CPU,
 //! with progress, pause and cancel, see which backend ran and why, and download them.
 
-use crate::protocol::compute::{
-    BackendChoice, BackendInfo, ComputeRequest, ComputeSource, GpuInfo, ModelInfo,
-};
-use crate::protocol::FileId;
 use crate::ui::components::form_inputs::{on_checked, on_count, on_model_file, on_select};
 use crate::ui::compute_state::{ComputeState, Finished};
 use crate::ui::download::save_text;
+use ragscope_protocol::compute::{
+    BackendChoice, BackendInfo, ComputeRequest, ComputeSource, GpuInfo, ModelInfo,
+};
+use ragscope_protocol::FileId;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]

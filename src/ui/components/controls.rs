@@ -1,7 +1,7 @@
 //! What to compute: measures (searchable, each explained), the baseline and the test.
 
-use crate::protocol::{FileId, SigTest};
 use ragscope_eval::Measure;
+use ragscope_protocol::{FileId, SigTest};
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
@@ -222,5 +222,18 @@ pub fn controls(props: &Props) -> Html {
                 <span class="hint">{ "Holm-corrected over runs; ▲▼ at α = 0.05" }</span>
             </div>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_measure_offered_in_the_picker_parses_and_is_explained() {
+        for name in CATALOG {
+            let m: ragscope_eval::Measure = name.parse().unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(m.explanation().len() > 10, "{name} has no explanation");
+        }
     }
 }

@@ -4,7 +4,7 @@ use super::charts::{BoxViolin, ChartFrame};
 use super::per_query::select_value;
 use crate::charts::BoxStats;
 use crate::export::fmt_value;
-use crate::protocol::Report;
+use ragscope_protocol::Report;
 use std::rc::Rc;
 use yew::prelude::*;
 

@@ -1,7 +1,7 @@
 //! `onchange` callbacks of the form controls the compute panels share: each reads its element's
 //! value and hands it on (an event from another element is ignored).
 
-use crate::protocol::compute::ComputeRequest;
+use ragscope_protocol::compute::ComputeRequest;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;
 
@@ -45,7 +45,7 @@ pub fn on_model_file(on_request: Callback<ComputeRequest>) -> Callback<Event> {
         let Some(file) = input.files().and_then(|l| l.get(0)) else {
             return;
         };
-        if let Ok(url) = crate::blob_channel::offer_kept(&file) {
+        if let Ok(url) = ragscope_platform::blob_channel::offer_kept(&file) {
             on_request.emit(ComputeRequest::OpenModel {
                 url,
                 name: file.name(),

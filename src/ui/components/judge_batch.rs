@@ -3,8 +3,8 @@
 //! batches as the worker reports them, and the batches an earlier page left in this browser.
 
 use super::judges::money;
-use crate::protocol::judge_batch::{offered, BatchUpdate, KeptRun};
-use crate::protocol::judges::ProviderChoice;
+use ragscope_protocol::judge_batch::{offered, BatchUpdate, KeptRun};
+use ragscope_protocol::judges::ProviderChoice;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::HtmlInputElement;
 use yew::prelude::*;

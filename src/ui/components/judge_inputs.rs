@@ -1,7 +1,7 @@
 //! The Judges panel's "Task and inputs": the task selector and, per task, a panel (one file
 //! each in `judge_inputs/`) that picks the loaded files the task reads and says what is missing.
 //! A new task adds a [`JudgeTaskChoice`] variant, its panel here, and its builder in
-//! src/engine/judges/tasks.rs.
+//! crates/worker/src/engine/judges/tasks.rs.
 
 mod citations;
 mod nuggets;
@@ -9,9 +9,9 @@ mod ragelo;
 mod umbrela;
 mod utility;
 
-use crate::protocol::judges::{JudgeRequest, JudgeTaskChoice};
-use crate::protocol::FileId;
 use crate::ui::judges_state::{JudgeAction, JudgeForm, JudgeInputs, JudgeState};
+use ragscope_protocol::judges::{JudgeRequest, JudgeTaskChoice};
+use ragscope_protocol::FileId;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;

@@ -3,8 +3,8 @@
 //! (from grade CSVs), each with its per-topic values. Loaded at once when a Judges job of those
 //! tasks finishes, or when such a file is loaded by hand.
 
-use crate::answers_protocol::{AgentGradeRow, CitationRun};
 use crate::export::fmt_value;
+use ragscope_protocol::answer_files::{AgentGradeRow, CitationRun};
 use yew::prelude::*;
 
 pub fn citations_table(runs: &[CitationRun]) -> Html {

@@ -9,10 +9,10 @@ use super::file_list::FileList;
 use super::judge_batch::{BatchChoice, BatchStatus, KeptBatches};
 use super::judge_inputs::TaskInputsPanel;
 use super::provider_fields::ProviderFields;
-use crate::protocol::judges::{JudgeRequest, JudgeTaskChoice, Secret};
 use crate::ui::download;
 use crate::ui::judges_state::{JobPhase, JobView, JudgeAction, JudgeInputs, JudgeState};
 use crate::ui::state::{FileStatus, LoadedFile, Tab};
+use ragscope_protocol::judges::{JudgeRequest, JudgeTaskChoice, Secret};
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -124,7 +124,7 @@ pub fn judges_page(props: &Props) -> Html {
                 .search()
                 .unwrap_or_default();
             d.dispatch(JudgeAction::SetBatchThreshold(
-                crate::protocol::judge_batch::threshold_of_query(&query),
+                ragscope_protocol::judge_batch::threshold_of_query(&query),
             ));
             send.emit(JudgeRequest::KeptBatches);
         });

@@ -26,7 +26,7 @@ pub struct LearnProps {
     #[prop_or_default]
     pub compute: crate::ui::compute_state::ComputeState,
     #[prop_or_default]
-    pub on_compute: Callback<crate::protocol::compute::ComputeRequest>,
+    pub on_compute: Callback<ragscope_protocol::compute::ComputeRequest>,
     /// The Judges page's state (its provider settings serve the lost-in-the-middle page's
     /// remote model).
     #[prop_or_default]

@@ -2,7 +2,7 @@
 
 use super::charts::{ChartFrame, DiffBars};
 use crate::export::fmt_value;
-use crate::protocol::Report;
+use ragscope_protocol::Report;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};

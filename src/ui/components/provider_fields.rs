@@ -5,8 +5,8 @@
 //! The key stays in the tab's memory unless the user ticks "remember" (then IndexedDB, written by
 //! `use_judge_effects`); unticking removes the kept key.
 
-use crate::protocol::judges::ProviderChoice;
 use crate::ui::judges_state::{JudgeAction, JudgeState};
+use ragscope_protocol::judges::ProviderChoice;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
 use yew::prelude::*;

@@ -1,7 +1,7 @@
 //! RAG views: UDCG against nDCG per query, and the correlation study with bootstrap CIs.
 
 use super::charts::{ChartFrame, Scatter};
-use crate::protocol::Report;
+use ragscope_protocol::Report;
 use std::rc::Rc;
 use yew::prelude::*;
 

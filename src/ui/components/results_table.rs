@@ -2,8 +2,8 @@
 //! explained in a tooltip, and exports.
 
 use crate::export::{self, fmt_value, is_best, significant, TableFormat, ALPHA};
-use crate::protocol::Report;
 use crate::ui::download;
+use ragscope_protocol::Report;
 use std::rc::Rc;
 use yew::prelude::*;
 

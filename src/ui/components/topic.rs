@@ -1,7 +1,7 @@
 //! One run's ranked list on one topic, with relevance (and utilities when loaded).
 
 use super::per_query::select_value;
-use crate::protocol::{FileId, Report, TopicView};
+use ragscope_protocol::{FileId, Report, TopicView};
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;

@@ -4,9 +4,9 @@
 use super::charts::{truncate, ChartFrame, DOWN, UP};
 use crate::export::TableFormat;
 use crate::export_tournament;
-use crate::protocol::tournament::TournamentTable;
-use crate::protocol::Report;
 use crate::ui::download;
+use ragscope_protocol::tournament::TournamentTable;
+use ragscope_protocol::Report;
 use std::rc::Rc;
 use yew::prelude::*;
 

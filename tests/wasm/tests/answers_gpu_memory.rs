@@ -4,10 +4,10 @@
 //! CPU engine's byte for byte. Without WebGPU: `SKIPPED:` (a failure under `cargo xtask test`).
 #![cfg(target_arch = "wasm32")]
 
-use ragscope_web::engine::Workspace;
-use ragscope_web::protocol::answering::{AnswerEvent, AnswerSource, AnswerStart};
-use ragscope_web::protocol::compute::{BackendChoice, ComputeEvent};
-use ragscope_web::protocol::{FileKind, Response};
+use ragscope_protocol::answer_generation::{AnswerEvent, AnswerSource, AnswerStart};
+use ragscope_protocol::compute::{BackendChoice, ComputeEvent};
+use ragscope_protocol::{FileKind, Response};
+use ragscope_worker::engine::Workspace;
 
 mod common;
 use common::load_with_tiny_model;

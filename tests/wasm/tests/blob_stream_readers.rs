@@ -1,11 +1,11 @@
-//! The worker reads picked files as streams (src/engine/blob_load.rs): through a BYOB reader
-//! where `Blob.stream()` is a byte stream (Chromium's), through the default reader where the
+//! The worker reads picked files as streams (crates/worker/src/engine/blob_load.rs): through a BYOB
+//! reader where `Blob.stream()` is a byte stream (Chromium's), through the default reader where the
 //! stream is not one (other browsers may give such streams). Both paths must hand over every
 //! byte in order; Chromium's own Blobs only ever take the first, so the second is driven here
 //! with a stream that is not a byte stream.
 #![cfg(target_arch = "wasm32")]
 
-use ragscope_web::engine::blob_load::ByteStream;
+use ragscope_worker::engine::blob_load::ByteStream;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_dedicated_worker);

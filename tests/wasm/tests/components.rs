@@ -2,7 +2,7 @@
 //! reader) finds in the DOM for a given report.
 #![cfg(target_arch = "wasm32")]
 
-use ragscope_web::protocol::{MeasureInfo, Report, RunRow, SigTest, Significance};
+use ragscope_protocol::{MeasureInfo, Report, RunRow, SigTest, Significance};
 use ragscope_web::ui::components::charts::{BoxProps, BoxViolin, DiffBars, DiffProps};
 use ragscope_web::ui::components::results_table::{Props as TableProps, ResultsTable};
 use std::rc::Rc;

@@ -6,10 +6,10 @@
 //! nothing computed before the loss is lost or changed. Without WebGPU: `SKIPPED:`.
 #![cfg(target_arch = "wasm32")]
 
-use ragscope_web::engine::inference::gpu::Outcome;
-use ragscope_web::engine::Workspace;
-use ragscope_web::protocol::compute::{ComputeEvent, ComputeSource, MemoryReport};
-use ragscope_web::protocol::{FileKind, Response};
+use ragscope_protocol::compute::{ComputeEvent, ComputeSource, MemoryReport};
+use ragscope_protocol::{FileKind, Response};
+use ragscope_worker::engine::inference::gpu::Outcome;
+use ragscope_worker::engine::Workspace;
 
 mod common;
 use common::load_with_tiny_model;

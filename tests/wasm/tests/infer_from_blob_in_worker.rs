@@ -6,7 +6,7 @@
 use ragscope_infer::utility::token_probability;
 use ragscope_infer::{GgufFile, Model, Tokenizer};
 use ragscope_wasm_tests::blob;
-use ragscope_web::blob_source::BlobSource;
+use ragscope_worker::blob_source::BlobSource;
 use serde_json::Value;
 use wasm_bindgen_test::*;
 wasm_bindgen_test_configure!(run_in_dedicated_worker);

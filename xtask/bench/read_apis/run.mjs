@@ -1,7 +1,7 @@
 // Which way of reading a picked File is fastest in this Chromium (headless Debian chromium,
 // driven by tests/browser's playwright-core): `node xtask/bench/read_apis/run.mjs FILE`, e.g.
 // target/bench/metrics/bench.run. Prints the median and every round of each variant (ms).
-// Behind src/engine/blob_load.rs's choice of Blob.stream() in 1 MiB batches; not a test.
+// Behind crates/worker/src/engine/blob_load.rs's choice of Blob.stream() in 1 MiB batches; not a test.
 import { createServer } from 'node:http';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';

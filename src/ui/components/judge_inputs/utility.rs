@@ -7,8 +7,8 @@
 //! choice is shown for it.
 
 use super::{input_value, select_value, Props};
-use crate::protocol::judges::{JudgeRequest, ProviderChoice};
 use crate::ui::judges_state::{JudgeAction, TemplateChoice};
+use ragscope_protocol::judges::{JudgeRequest, ProviderChoice};
 use wasm_bindgen::JsCast;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
@@ -68,7 +68,7 @@ pub fn utility_inputs(props: &Props) -> Html {
             let Some(next_id) = &next_id else {
                 return;
             };
-            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
+            if let Ok(url) = ragscope_platform::blob_channel::offer_kept(&file) {
                 let id = next_id.emit(());
                 let name = file.name();
                 d.dispatch(JudgeAction::GgufPicked {

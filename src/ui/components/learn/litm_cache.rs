@@ -23,7 +23,9 @@ fn err(what: &str, e: JsValue) -> String {
 }
 
 async fn done(request: &IdbRequest) -> Result<JsValue, String> {
-    crate::idb::done(request).await.map_err(|f| f.message(err))
+    ragscope_platform::idb::done(request)
+        .await
+        .map_err(|f| f.message(err))
 }
 
 async fn open() -> Result<IdbDatabase, String> {
@@ -31,7 +33,7 @@ async fn open() -> Result<IdbDatabase, String> {
         .indexed_db()
         .map_err(|e| err("open", e))?
         .ok_or("this browser has no IndexedDB")?;
-    crate::idb::open(&factory, DB, STORE)
+    ragscope_platform::idb::open(&factory, DB, STORE)
         .await
         .map_err(|f| f.message(err))
 }

@@ -4,7 +4,7 @@
 //! the CLI can recompute the answers, and — as qrels, runs and utilities — every metric.
 
 use super::litm_state::LitmState;
-use crate::engine::inference::litm::{context, utility_passages};
+use ragscope_protocol::litm::{context, utility_passages};
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;
 

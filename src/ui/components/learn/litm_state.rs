@@ -1,13 +1,13 @@
 //! The lost-in-the-middle page's state as a reducer: the bundled data, the opened model, the
 //! experiment's settings, the results per (question, position) and their summary per position.
 
-use crate::protocol::compute::{BackendChoice, BackendInfo, ComputeEvent, ModelInfo};
-use crate::protocol::judges::{GgufTemplateInfo, JudgeResponse, UtilityTemplate};
-use crate::protocol::litm::{
+use ragscope_eval::stats::paired::bootstrap_mean_ci;
+use ragscope_protocol::compute::{BackendChoice, BackendInfo, ComputeEvent, ModelInfo};
+use ragscope_protocol::judges::{GgufTemplateInfo, JudgeResponse, UtilityTemplate};
+use ragscope_protocol::litm::{
     LitmEvent, LitmItem, LitmPrompt, LitmQuestion, RemoteEstimate, RemoteModel,
 };
-use crate::protocol::Response;
-use ragscope_eval::stats::paired::bootstrap_mean_ci;
+use ragscope_protocol::Response;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -547,12 +547,12 @@ impl LitmState {
     /// log-probabilities; the GGUF read for exact (echo) scoring; else the chat endpoint's top 20.
     pub fn remote_utility(&self) -> Option<UtilityTemplate> {
         let r = self.remote.as_ref()?;
-        if crate::engine::litm_remote::no_logprobs_reason(r.provider).is_some() {
+        if ragscope_protocol::litm::no_logprobs_reason(r.provider).is_some() {
             return None;
         }
         Some(match (&self.remote_gguf, &self.remote_gguf_read) {
             (Some((id, name)), Some(Ok(info)))
-                if info.id == *id && crate::engine::litm_remote::echo_offered(r.provider) =>
+                if info.id == *id && ragscope_protocol::litm::echo_offered(r.provider) =>
             {
                 UtilityTemplate::Gguf {
                     id: *id,
@@ -1130,7 +1130,7 @@ mod tests {
         let s = s.reduce(LitmAction::SetK(3));
         let s = s.reduce(LitmAction::SetSource(ModelSource::Remote));
         let s = s.reduce(LitmAction::SetRemote(Some(RemoteModel {
-            provider: crate::protocol::judges::ProviderChoice::OpenAiCompatible,
+            provider: ragscope_protocol::judges::ProviderChoice::OpenAiCompatible,
             model: "m".into(),
             base_url: "http://127.0.0.1:1/v1".into(),
         })));
@@ -1330,13 +1330,13 @@ mod tests {
         assert!(s.utility_failed.is_empty());
         // Anthropic gives no log-probabilities: no p asked for, and the key says nothing of it.
         let mut a = remote_state();
-        a.remote.as_mut().unwrap().provider = crate::protocol::judges::ProviderChoice::Anthropic;
+        a.remote.as_mut().unwrap().provider = ragscope_protocol::judges::ProviderChoice::Anthropic;
         assert_eq!(a.remote_utility(), None);
         assert!(a.cache_key().unwrap().ends_with("|k=3"));
         // Gemini gives its top 20 (no echo): the GGUF read for an OpenAI-compatible server is
         // not used for it, and its key says how p is read.
         let mut g = (*s).clone();
-        g.remote.as_mut().unwrap().provider = crate::protocol::judges::ProviderChoice::Gemini;
+        g.remote.as_mut().unwrap().provider = ragscope_protocol::judges::ProviderChoice::Gemini;
         assert!(g.remote_gguf_read.is_some());
         assert_eq!(g.remote_utility(), Some(UtilityTemplate::None));
         assert!(g.cache_key().unwrap().ends_with("|p=top20|cp=true"));

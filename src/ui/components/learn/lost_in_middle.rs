@@ -1,14 +1,14 @@
 //! `#/learn/lost-in-the-middle`: the lost-in-the-middle experiment (Liu et al., TACL 2024) run on
 //! the user's machine with a GGUF model picked from disk, in this page's own worker reactor (the
-//! engine is src/engine/inference/litm.rs), or with a remote LLM through the Judges layer (the
-//! Judges page's provider settings; src/engine/litm_remote.rs): one relevant passage moved through a context of
-//! distractors; per position, answer accuracy with a bootstrap band, p(NO-RESPONSE), and nDCG,
-//! MAP, MRR, P and UDCG of the same contexts, beside the paper's published curves. A remote
-//! OpenAI-compatible model gives p(NO-RESPONSE) through crates/judge's utility task (top 20
-//! logprobs: a value or only a bound, shown "≤ x" and never used for UDCG; the served model's
-//! GGUF picked: exact, echo); OpenAI and Gemini the top 20 only; Anthropic gives none, and the
-//! page says why. Results are kept in IndexedDB per (model, data, k, position), so a reload
-//! resumes.
+//! engine is crates/worker/src/engine/inference/litm.rs), or with a remote LLM through the Judges
+//! layer (the Judges page's provider settings; crates/worker/src/engine/litm_remote.rs): one
+//! relevant passage moved through a context of distractors; per position, answer accuracy with a
+//! bootstrap band, p(NO-RESPONSE), and nDCG, MAP, MRR, P and UDCG of the same contexts, beside the
+//! paper's published curves. A remote OpenAI-compatible model gives p(NO-RESPONSE) through
+//! crates/judge's utility task (top 20 logprobs: a value or only a bound, shown "≤ x" and never
+//! used for UDCG; the served model's GGUF picked: exact, echo); OpenAI and Gemini the top 20 only;
+//! Anthropic gives none, and the page says why. Results are kept in IndexedDB per (model, data, k,
+//! position), so a reload resumes.
 
 use super::litm_cache;
 use super::litm_chart::{MeasuredChart, PublishedChart};
@@ -16,15 +16,15 @@ use super::litm_export;
 use super::litm_state::{
     key_value, parse_own, LitmAction, LitmData, LitmState, ModelSource, Saved, DATA_URL,
 };
-use crate::agent::EvalReactor;
-use crate::protocol::compute::{BackendChoice, ComputeRequest};
-use crate::protocol::judges::{JudgeRequest, ProviderChoice, Secret, UtilityTemplate};
-use crate::protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
-use crate::protocol::Request;
 use crate::ui::components::judges::{host_of, money, page_may_connect};
 use crate::ui::components::provider_fields::ProviderFields;
 use crate::ui::download;
 use crate::ui::judges_state::JudgeState;
+use crate::worker_link::EvalWorker;
+use ragscope_protocol::compute::{BackendChoice, ComputeRequest};
+use ragscope_protocol::judges::{JudgeRequest, ProviderChoice, Secret, UtilityTemplate};
+use ragscope_protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
+use ragscope_protocol::Request;
 use std::rc::Rc;
 use wasm_bindgen::JsCast;
 use web_sys::{HtmlInputElement, HtmlSelectElement};
@@ -83,7 +83,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
     }
     let bridge = {
         let d = state.dispatcher();
-        use_reactor_bridge::<EvalReactor, _>(move |event| {
+        use_reactor_bridge::<EvalWorker, _>(move |event| {
             if let ReactorEvent::Output(r) = event {
                 d.dispatch(LitmAction::Worker(r));
             }
@@ -191,7 +191,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             let Some(file) = input_of(&e).and_then(|i| i.files()).and_then(|l| l.get(0)) else {
                 return;
             };
-            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
+            if let Ok(url) = ragscope_platform::blob_channel::offer_kept(&file) {
                 let id = {
                     let mut n = ids.borrow_mut();
                     *n += 1;
@@ -217,7 +217,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                 return;
             };
             // Offered on a channel: the worker reads the file itself, slice by slice.
-            if let Ok(url) = crate::blob_channel::offer_kept(&file) {
+            if let Ok(url) = ragscope_platform::blob_channel::offer_kept(&file) {
                 d.dispatch(LitmAction::ModelOpening(file.name()));
                 bridge.send(Request::Compute(ComputeRequest::OpenModel {
                     url,
@@ -396,8 +396,8 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             spawn_local(async move {
                 match litm_cache::forget().await {
                     Ok(()) => d.dispatch(LitmAction::Forgotten),
-                    Err(e) => d.dispatch(LitmAction::Worker(crate::protocol::Response::Litm(
-                        crate::protocol::litm::LitmEvent::Failed(e),
+                    Err(e) => d.dispatch(LitmAction::Worker(ragscope_protocol::Response::Litm(
+                        ragscope_protocol::litm::LitmEvent::Failed(e),
                     ))),
                 }
             });
@@ -759,7 +759,7 @@ fn remote_utility_html(
     let Some(r) = &state.remote else {
         return html! {};
     };
-    if let Some(why) = crate::engine::litm_remote::no_logprobs_reason(r.provider) {
+    if let Some(why) = ragscope_protocol::litm::no_logprobs_reason(r.provider) {
         return html! {
             <p class="hint" id="litm-remote-no-p">{ format!(
                 "No p(NO-RESPONSE) and no UDCG with {}: {why}. Accuracy and nDCG, MAP, MRR and P are computed; p(NR) and UDCG stay “–”. An OpenAI-compatible server (vLLM, llama.cpp), OpenAI or Gemini gives them.",
@@ -767,7 +767,7 @@ fn remote_utility_html(
             ) }</p>
         };
     }
-    let compatible = crate::engine::litm_remote::echo_offered(r.provider);
+    let compatible = ragscope_protocol::litm::echo_offered(r.provider);
     let exact = matches!(state.remote_utility(), Some(UtilityTemplate::Gguf { .. }));
     html! {
         <div class="litm-remote-utility" id="litm-remote-utility" data-exact={exact.to_string()}>

@@ -1,13 +1,13 @@
 //! "Recompute with your model": a GGUF picked from disk is opened in the worker (never uploaded)
 //! and p(NO-RESPONSE | question, passage) of the current question's passages is computed by the
-//! same engine as the Evaluate page's "Compute locally" panel (src/engine/inference*: the
-//! paper's prompt through the model's chat template, as `ragscope utility`); the cards' u
+//! same engine as the Evaluate page's "Compute locally" panel (crates/worker/src/engine/inference*:
+//! the paper's prompt through the model's chat template, as `ragscope utility`); the cards' u
 //! values are replaced and labelled with the model's name.
 
 use super::state::{BuilderAction, BuilderState};
-use crate::protocol::compute::{BackendChoice, ComputeRequest, ComputeSource, PassageToScore};
 use crate::ui::components::form_inputs::{on_model_file, on_select};
 use crate::ui::compute_state::ComputeState;
+use ragscope_protocol::compute::{BackendChoice, ComputeRequest, ComputeSource, PassageToScore};
 use std::rc::Rc;
 use yew::prelude::*;
 

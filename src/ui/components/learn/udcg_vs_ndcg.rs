@@ -17,7 +17,7 @@ pub struct Props {
     #[prop_or_default]
     pub compute: crate::ui::compute_state::ComputeState,
     #[prop_or_default]
-    pub on_compute: Callback<crate::protocol::compute::ComputeRequest>,
+    pub on_compute: Callback<ragscope_protocol::compute::ComputeRequest>,
 }
 
 /// The builder's state from a deep link, else the first guided step.

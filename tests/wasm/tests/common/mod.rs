@@ -1,10 +1,10 @@
 //! Set-up shared by the WebGPU tests of the worker's engine.
 
+use ragscope_protocol::{FileKind, Response};
 use ragscope_wasm_tests::blob;
-use ragscope_web::blob_source::BlobSource;
-use ragscope_web::engine::inference::open_model;
-use ragscope_web::engine::Workspace;
-use ragscope_web::protocol::{FileKind, Response};
+use ragscope_worker::blob_source::BlobSource;
+use ragscope_worker::engine::inference::open_model;
+use ragscope_worker::engine::Workspace;
 
 /// The tiny llama test model (f32 GGUF), as the tests open it.
 pub const MODEL: &[u8] = include_bytes!("../../../../crates/infer/tests/fixtures/llama-f32.gguf");
