@@ -62,11 +62,17 @@ pub fn pytest(wheel: &std::path::Path) -> Result<String> {
     run(Command::new(venv_dir.join("bin/pip"))
         .args(["install", "-q", "--disable-pip-version-check", "--no-deps"])
         .arg(wheel))?;
+    // The RAG half is tested against the CLI's JSON: the debug binary (`cargo test
+    // --workspace` has built it already in a full run; then this is a no-op).
+    step("the CLI for the RAG half's tests (cargo build -p ragscope-cli)");
+    run(cmd::cargo().args(["build", "-p", "ragscope-cli"]))?;
     step("Python tests (pytest crates/python/tests)");
     crate::skips::run_capturing(
         Command::new(python)
             .args(["-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider"])
             .arg(&tests)
-            .current_dir(&tests),
+            .current_dir(&tests)
+            .env("RAGSCOPE_CLI", root().join("target/debug/ragscope"))
+            .env("RAGSCOPE_SHARED", root().join("../shared")),
     )
 }

@@ -9,6 +9,7 @@ mod evaluate;
 pub mod formats;
 pub mod measures;
 pub mod rag;
+pub mod runs_json;
 pub mod stats;
 pub mod trec_eval;
 

@@ -22,6 +22,37 @@ pub struct RunTopicDocs {
     pub docs: Vec<(f64, usize, usize)>,
 }
 
+/// Run topics read from Python per batch (see `TrecEvaluator::score_dict`): small enough
+/// that the workers start early, large enough that handing one over costs nothing.
+pub const BATCH: usize = 32;
+
+/// Up to [`BATCH`] run topics with their docnos, and the batch's place in the run.
+pub struct Batch {
+    pub index: usize,
+    pub topics: Vec<RunTopicDocs>,
+    pub arena: Vec<u8>,
+}
+
+impl Batch {
+    pub fn new(index: usize) -> Self {
+        Batch {
+            index,
+            topics: Vec::with_capacity(BATCH),
+            arena: Vec::new(),
+        }
+    }
+}
+
+/// Scores one batch on this thread.
+pub fn score_batch(
+    qrels: &Qrels,
+    batch: &Batch,
+    selected: &[Selected],
+    opts: &RankingOptions,
+) -> Vec<TopicValues> {
+    score_serial(qrels, &batch.topics, &batch.arena, selected, opts)
+}
+
 /// The qrels topics by qid, for picking the run topics worth reading.
 pub fn topic_index(qrels: &Qrels) -> HashMap<String, usize> {
     qrels
@@ -148,5 +179,44 @@ mod tests {
                 assert!(a == b || (a.is_nan() && b.is_nan()), "{a} != {b}");
             }
         }
+    }
+
+    /// Qrels built from judgments (the dict path) equal the same qrels parsed from text, and
+    /// a docno judged twice is the parser's duplicate error, naming the first row.
+    #[test]
+    fn pushed_judgments_equal_parsed_qrels() {
+        let judgments = [("2", "b", 0), ("1", "a", 3), ("1", "c", -1), ("2", "a", 1)];
+        let mut parser = ragscope_eval::QrelsParser::new("<qrels dict>");
+        let mut text = String::new();
+        for (row, (q, d, r)) in judgments.iter().enumerate() {
+            parser
+                .push_judgment(row as u64 + 1, q, d.as_bytes(), *r)
+                .unwrap();
+            text += &format!("{q} 0 {d} {r}\n");
+        }
+        let built = parser.finish().unwrap();
+        let parsed = ragscope_eval::parse_qrels("t", text.as_bytes()).unwrap();
+        assert_eq!(built.topics().len(), parsed.topics().len());
+        for (b, p) in built.topics().iter().zip(parsed.topics()) {
+            assert_eq!(b.qid(), p.qid());
+            assert_eq!(b.levels(), p.levels());
+            let (jb, jp): (Vec<_>, Vec<_>) = (b.judgments().collect(), p.judgments().collect());
+            assert_eq!(jb, jp);
+            for d in ["a", "b", "c", "z"] {
+                assert_eq!(b.rel(d.as_bytes()), p.rel(d.as_bytes()));
+            }
+        }
+        let mut parser = ragscope_eval::QrelsParser::new("<qrels dict>");
+        parser.push_judgment(1, "1", b"a", 1).unwrap();
+        parser.push_judgment(2, "1", b"b", 1).unwrap();
+        let err = parser.push_judgment(3, "1", b"a", 0).unwrap_err();
+        assert_eq!(
+            err.kind,
+            ragscope_eval::formats::ParseErrorKind::DuplicateDocno {
+                qid: "1".into(),
+                first_line: 1
+            }
+        );
+        assert_eq!(err.line, 3);
     }
 }

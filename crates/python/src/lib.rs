@@ -5,6 +5,7 @@
 //! objects and building the results holds it.
 
 mod direct;
+mod rag;
 mod text;
 mod trec;
 mod utf8;
@@ -19,7 +20,9 @@ use ragscope_eval::measures::{Params, RankingOptions};
 use ragscope_eval::stats::compare::{compare, Test};
 use ragscope_eval::stats::correction::{bonferroni, holm};
 use ragscope_eval::trec_eval::Selected;
-use ragscope_eval::{parse_qrels, parse_run, EvalOptions, Measure, ParseError, Qrels, Run};
+use ragscope_eval::{
+    parse_qrels, parse_run, EvalOptions, Measure, ParseError, Qrels, QrelsParser, Run,
+};
 
 create_exception!(
     _native,
@@ -32,16 +35,19 @@ fn format_error(e: impl std::fmt::Display) -> PyErr {
     FormatError::new_err(e.to_string())
 }
 
-/// TREC qrels text from `{qid: {docno: int}}`; topics with no judgments are left out (as
-/// pytrec_eval does since CV#57, where an empty one corrupted later topics).
-fn qrels_text(qrels: &Bound<'_, PyDict>) -> PyResult<Vec<u8>> {
+/// Qrels from `{qid: {docno: int}}`, built without TREC text (`QrelsParser::push_judgment`:
+/// writing and parsing back 250,000 lines was a fifth of a `RelevanceEvaluator` call); `None`
+/// when there is no judgment. Topics with no judgments are left out (as pytrec_eval does since
+/// CV#57, where an empty one corrupted later topics). Errors name `<qrels dict>:row`.
+fn qrels_built(qrels: &Bound<'_, PyDict>) -> PyResult<Option<Qrels>> {
     let fast = utf8::fast_available(qrels.py());
-    let mut out = Vec::new();
+    let mut parser = QrelsParser::new("<qrels dict>");
+    let mut row = 0u64;
     for (qid, docs) in qrels.iter() {
         let qid = qid
             .cast::<PyString>()
-            .map_err(|_| PyTypeError::new_err("query ids must be str"))?
-            .to_cow()?;
+            .map_err(|_| PyTypeError::new_err("query ids must be str"))?;
+        let qid = utf8::text(qid, fast)?;
         let docs = docs
             .cast::<PyDict>()
             .map_err(|_| PyTypeError::new_err(format!("qrels['{qid}'] must be a dict")))?;
@@ -62,10 +68,14 @@ fn qrels_text(qrels: &Bound<'_, PyDict>) -> PyResult<Vec<u8>> {
                     )))
                 }
             };
-            text::push_qrels_line(&mut out, &qid, &doc, rel).map_err(|e| format_error(e.0))?;
+            let rel = text::check_judgment(&qid, &doc, rel).map_err(|e| format_error(e.0))?;
+            row += 1;
+            parser
+                .push_judgment(row, &qid, doc.as_bytes(), rel)
+                .map_err(format_error)?;
         }
     }
-    Ok(out)
+    none_if_empty(parser.finish()).map_err(format_error)
 }
 
 /// TREC run text from `{qid: {docno: score}}`, and the topics listed with no documents
@@ -108,6 +118,8 @@ fn run_text(run: &Bound<'_, PyDict>) -> PyResult<(Vec<u8>, Vec<String>)> {
 
 /// A qrels or run given as a dict or `(name, bytes)` (TREC text), or a plain file's path.
 enum Source {
+    /// A qrels dict, built already (`None`: no judgments).
+    Qrels(Option<Qrels>),
     Text(String, Vec<u8>),
     /// Mapped and parsed in place (ragscope_eval::formats::open_input), as the CLI reads files.
     File(String),
@@ -116,10 +128,7 @@ enum Source {
 fn source(obj: &Bound<'_, PyAny>, qrels: bool) -> PyResult<(Source, Vec<String>)> {
     if let Ok(d) = obj.cast::<PyDict>() {
         return Ok(if qrels {
-            (
-                Source::Text("<qrels dict>".into(), qrels_text(d)?),
-                Vec::new(),
-            )
+            (Source::Qrels(qrels_built(d)?), Vec::new())
         } else {
             let (text, empty) = run_text(d)?;
             (Source::Text("<run dict>".into(), text), empty)
@@ -148,6 +157,7 @@ fn none_if_empty<T>(r: Result<T, ParseError>) -> Result<Option<T>, String> {
 
 fn parsed_qrels(s: Source) -> Result<Option<Qrels>, String> {
     match s {
+        Source::Qrels(q) => Ok(q),
         Source::Text(name, bytes) => none_if_empty(parse_qrels(&name, &bytes)),
         Source::File(path) => {
             let bytes = match open_input(&path).map_err(|e| format!("{path}: {e}"))? {
@@ -166,6 +176,7 @@ fn parsed_qrels(s: Source) -> Result<Option<Qrels>, String> {
 
 fn parsed_run(s: Source) -> Result<Option<Run>, String> {
     match s {
+        Source::Qrels(_) => Err("a qrels dict where a run was expected".into()),
         Source::Text(name, bytes) => none_if_empty(parse_run(&name, &bytes)),
         Source::File(path) => {
             let input = open_input(&path).map_err(|e| format!("{path}: {e}"))?;
@@ -241,8 +252,7 @@ impl TrecEvaluator {
             return Ok(out);
         };
         let scored = if let Ok(run) = run.cast::<PyDict>() {
-            let (topics, arena) = self.read_run(run)?;
-            py.detach(|| direct::score(qrels, &topics, &arena, &self.selected, &self.opts))
+            self.score_dict(py, qrels, run)?
         } else {
             let (src, empty) = source(run, false)?;
             py.detach(|| {
@@ -268,14 +278,77 @@ impl TrecEvaluator {
     }
 }
 
+/// Run dicts with fewer topics are read whole, then scored: threads would cost more than they
+/// save.
+const PIPELINE_TOPICS: usize = 64;
+
 impl TrecEvaluator {
-    /// The run topics that are qrels topics, docnos copied into one arena (topics the qrels
-    /// lack are skipped unread, as pytrec_eval drops them).
-    fn read_run(&self, run: &Bound<'_, PyDict>) -> PyResult<(Vec<direct::RunTopicDocs>, Vec<u8>)> {
+    /// Scores a run dict. Reading it needs the GIL and was half of a call (perf, 2026-11-29),
+    /// so a large one is read in batches that two workers score, without the GIL, while the
+    /// next batch is read; the results come back in the dict's order.
+    fn score_dict(
+        &self,
+        py: Python<'_>,
+        qrels: &Qrels,
+        run: &Bound<'_, PyDict>,
+    ) -> PyResult<Vec<trec::TopicValues>> {
+        let (selected, opts) = (&self.selected, &self.opts);
+        if run.len() < PIPELINE_TOPICS {
+            let mut batches = Vec::new();
+            self.read_run(run, |b| batches.push(b))?;
+            return Ok(py.detach(|| {
+                batches
+                    .iter()
+                    .flat_map(|b| direct::score(qrels, &b.topics, &b.arena, selected, opts))
+                    .collect()
+            }));
+        }
+        let (tx, rx) = std::sync::mpsc::sync_channel::<direct::Batch>(8);
+        let rx = std::sync::Mutex::new(rx);
+        std::thread::scope(|scope| {
+            let work = || {
+                let mut done = Vec::new();
+                loop {
+                    // a poisoned lock means the other worker panicked: its join reports it
+                    let next = rx.lock().unwrap_or_else(|e| e.into_inner()).recv();
+                    let Ok(batch) = next else { break };
+                    done.push((
+                        batch.index,
+                        direct::score_batch(qrels, &batch, selected, opts),
+                    ));
+                }
+                done
+            };
+            let workers = [scope.spawn(work), scope.spawn(work)];
+            // A send blocks only while both workers are busy; they never need the GIL.
+            let read = self.read_run(run, |b| {
+                let _ = tx.send(b);
+            });
+            drop(tx);
+            let scored = py.detach(|| {
+                workers.map(|w| {
+                    w.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+            });
+            read?;
+            let mut scored: Vec<_> = scored.into_iter().flatten().collect();
+            scored.sort_unstable_by_key(|(index, _)| *index);
+            Ok(scored.into_iter().flat_map(|(_, values)| values).collect())
+        })
+    }
+
+    /// Reads the run topics that are qrels topics into batches of [`direct::BATCH`] topics,
+    /// docnos copied into each batch's arena, handing each to `emit` (topics the qrels lack are
+    /// skipped unread, as pytrec_eval drops them).
+    fn read_run(
+        &self,
+        run: &Bound<'_, PyDict>,
+        mut emit: impl FnMut(direct::Batch),
+    ) -> PyResult<()> {
         let py = run.py();
         let fast = utf8::fast_available(py);
-        let mut topics = Vec::new();
-        let mut arena = Vec::new();
+        let mut batch = direct::Batch::new(0);
         for (qid, docs) in run.iter() {
             let qid = qid
                 .cast::<PyString>()
@@ -287,6 +360,7 @@ impl TrecEvaluator {
             let docs = docs
                 .cast::<PyDict>()
                 .map_err(|_| PyTypeError::new_err(format!("run['{qid}'] must be a dict")))?;
+            let arena = &mut batch.arena;
             let mut entries = Vec::with_capacity(docs.len());
             for (doc, score) in docs.iter() {
                 let doc = doc
@@ -309,13 +383,20 @@ impl TrecEvaluator {
                 arena.extend_from_slice(utf8::text(doc, fast)?.as_bytes());
                 entries.push((score, start, arena.len()));
             }
-            topics.push(direct::RunTopicDocs {
+            batch.topics.push(direct::RunTopicDocs {
                 qrels_index,
                 qid: qid.into_owned(),
                 docs: entries,
             });
+            if batch.topics.len() == direct::BATCH {
+                let next = direct::Batch::new(batch.index + 1);
+                emit(std::mem::replace(&mut batch, next));
+            }
         }
-        Ok((topics, arena))
+        if !batch.topics.is_empty() {
+            emit(batch);
+        }
+        Ok(())
     }
 }
 
@@ -503,6 +584,15 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FormatError", m.py().get_type::<FormatError>())?;
     m.add_class::<TrecEvaluator>()?;
     m.add_function(wrap_pyfunction!(evaluate, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::udcg_runs_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::udcg_reference_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::erag_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::correlate_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::nugget_scores_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::elo_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::agreement_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::citations_json, m)?)?;
+    m.add_function(wrap_pyfunction!(rag::graded_json, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_measure, m)?)?;
     m.add_function(wrap_pyfunction!(columns_text, m)?)?;
     m.add_function(wrap_pyfunction!(paired_test, m)?)?;

@@ -1,9 +1,8 @@
-//! Python dicts to ragscope's parsed `Qrels` and `Run`, through the TREC text the parsers read.
-//!
-//! Why text: the parsers own the arena layout, the docno hashes and the duplicate checks, and
-//! writing a line is cheaper than a Python lookup, so a second builder would only duplicate them.
-//! Identifiers with whitespace cannot be written as a TREC line, so they are refused by name
-//! instead of being split.
+//! Python dicts to ragscope's parsed `Run` through the TREC text the parser reads (the
+//! `evaluate` path), and the checks a qrels dict passes before its judgments go to
+//! `QrelsParser::push_judgment` directly. Identifiers with whitespace cannot be written as a
+//! TREC line, so they are refused by name (in qrels and in text runs) instead of being split,
+//! and a dict behaves as the same file would.
 
 /// Why a dict could not become TREC text: which topic and document, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,14 +22,20 @@ pub fn check_qid(qid: &str) -> Result<(), DictError> {
     check_id("topic", qid)
 }
 
-/// Appends the qrels line `qid 0 docno rel` (`qid` already checked).
-pub fn push_qrels_line(out: &mut Vec<u8>, qid: &str, doc: &str, rel: i64) -> Result<(), DictError> {
+/// Checks a judgment of a qrels dict (`qid` already checked): the docno as a TREC line could
+/// hold it, the relevance within trec_eval's 32 bits.
+pub fn check_judgment(qid: &str, doc: &str, rel: i64) -> Result<i32, DictError> {
     check_id("document", doc)?;
-    if rel < i32::MIN as i64 || rel > i32::MAX as i64 {
-        return Err(DictError(format!(
+    i32::try_from(rel).map_err(|_| {
+        DictError(format!(
             "relevance {rel} of document '{doc}' in topic '{qid}' does not fit in 32 bits"
-        )));
-    }
+        ))
+    })
+}
+
+/// Appends the qrels line `qid 0 docno rel` (`qid` already checked), for DataFrame columns.
+pub fn push_qrels_line(out: &mut Vec<u8>, qid: &str, doc: &str, rel: i64) -> Result<(), DictError> {
+    check_judgment(qid, doc, rel)?;
     out.extend_from_slice(qid.as_bytes());
     out.extend_from_slice(b" 0 ");
     out.extend_from_slice(doc.as_bytes());

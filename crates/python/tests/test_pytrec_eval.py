@@ -132,12 +132,12 @@ def test_parsers_and_aggregation_equal_pytrec_eval(data):
         assert got == pytest.approx(want, rel=1e-12)
 
 
-def generated(seed, empty_run_topics=False):
+def generated(seed, empty_run_topics=False, topics=30):
     """Qrels and runs with ties, empty qrel dicts, run-only topics, qrels topics missing from
     the run, and (when asked) topics the run lists with no documents."""
     rnd = random.Random(seed)
     qrels, run = {}, {}
-    for q in range(30):
+    for q in range(topics):
         qid = f"q{q}"
         docs = [f"d{rnd.randrange(60)}" for _ in range(40)]
         if q % 7 == 3:
@@ -161,6 +161,21 @@ def test_generated_cases_equal_pytrec_eval(seed, level, judged):
     theirs = pte.RelevanceEvaluator(qrels, {"all_trec"}, level, judged).evaluate(run)
     ours = rpe.RelevanceEvaluator(qrels, {"all_trec"}, level, judged).evaluate(run)
     assert_same(ours, theirs)
+
+
+def test_a_run_of_many_topics_equals_pytrec_eval():
+    """A run dict of >= 64 topics is read in batches that worker threads score while the next
+    is read: the values and the topics' order must be those of the one-pass path."""
+    qrels, run = generated(9, topics=150)
+    theirs = pte.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run)
+    ours = rpe.RelevanceEvaluator(qrels, {"all_trec"}).evaluate(run)
+    assert len(ours) > 100
+    assert_same(ours, theirs)
+    assert list(ours) == [q for q in run if q in ours]
+    # a bad value after some batches went to the workers: the error, and no result
+    run[list(run)[-2]]["d1"] = "high"
+    with pytest.raises(TypeError, match="must be a number"):
+        rpe.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
 
 
 def test_empty_inputs_like_pytrec_eval():

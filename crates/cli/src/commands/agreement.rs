@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use ragscope_eval::answers::agreement_report::{
     default_kind, labels_report, runs_report, Kind, Report,
 };
-use ragscope_eval::answers::topic_scores;
+use ragscope_eval::answers::{files, json_report};
 
-use super::common::{json_number, read_qrels, Format, Grid};
+use super::common::{read_qrels, Format, Grid};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum KindArg {
@@ -52,33 +52,16 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// Score files start with `{` (nugget JSON) or have three fields a line (trec_eval -q); qrels
-/// have four.
-fn looks_like_scores(path: &str) -> Result<bool, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-    let text = text.trim_start_matches('\u{feff}').trim_start();
-    Ok(text.starts_with('{')
-        || text
-            .lines()
-            .next()
-            .is_some_and(|l| l.split_whitespace().count() == 3))
-}
-
-fn read_scores(path: &str, measure: Option<&str>) -> Result<topic_scores::TopicScores, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-    topic_scores::parse(path, &text, measure).map_err(|e| e.to_string())
-}
-
 fn execute(args: &Args) -> Result<String, String> {
     let runs = match args.kind {
         Some(KindArg::Runs) => true,
         Some(_) => false,
-        None => looks_like_scores(&args.a)?,
+        None => files::looks_like_scores(&args.a)?,
     };
     let report = if runs {
-        let a = read_scores(&args.a, args.measure.as_deref())?;
+        let a = files::read_topic_scores(&args.a, args.measure.as_deref())?;
         let measure = args.measure.clone().unwrap_or_else(|| a.measure.clone());
-        let b = read_scores(&args.b, Some(&measure))?;
+        let b = files::read_topic_scores(&args.b, Some(&measure))?;
         runs_report(&a, &b)
     } else {
         let a = read_qrels(&args.a)?;
@@ -103,20 +86,7 @@ fn execute(args: &Args) -> Result<String, String> {
 }
 
 fn json(report: &Report) -> String {
-    let rows: Vec<serde_json::Value> = report
-        .rows
-        .iter()
-        .map(|r| {
-            serde_json::json!({"statistic": r.statistic, "value": json_number(r.value), "items": r.items})
-        })
-        .collect();
-    let value = serde_json::json!({
-        "kind": report.kind.name(),
-        "statistics": rows,
-        "only_a": report.only_a,
-        "only_b": report.only_b,
-    });
-    format!("{value}\n")
+    format!("{}\n", json_report::agreement(report))
 }
 
 fn grid(report: &Report) -> Grid {

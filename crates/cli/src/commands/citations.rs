@@ -10,12 +10,10 @@
 
 use std::process::ExitCode;
 
-use ragscope_eval::answers::citation_judgments;
-use ragscope_eval::answers::citations::{self, AnswerCitations, RunCitations};
-use ragscope_eval::answers::nuggetizer::file_stem;
-use ragscope_eval::answers::open_rag_eval;
+use ragscope_eval::answers::citations::RunCitations;
+use ragscope_eval::answers::{files, json_report};
 
-use super::common::{json_number, Format, Grid};
+use super::common::{Format, Grid};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Example: ragscope citations --per-answer results.csv")]
@@ -31,42 +29,10 @@ pub struct Args {
     pub results: Vec<String>,
 }
 
-fn read(path: &str) -> Result<Vec<RunCitations>, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-    let head = bytes.iter().find(|b| !b.is_ascii_whitespace());
-    if head == Some(&b'{') || bytes.starts_with("\u{feff}{".as_bytes()) {
-        let judgments = citation_judgments::parse(path, &bytes).map_err(|e| e.to_string())?;
-        return Ok(citation_judgments::score_runs(&judgments));
-    }
-    let file = bytes.as_slice();
-    let scored = open_rag_eval::read_results(path, file).map_err(|e| e.to_string())?;
-    let stem = file_stem(path);
-    let mut runs: Vec<(u32, Vec<AnswerCitations>)> = Vec::new();
-    for s in scored {
-        let answer = AnswerCitations {
-            qid: s.query_id.clone(),
-            scores: s
-                .citation_averages
-                .as_ref()
-                .map(|(c, p)| citations::from_averages(c, p)),
-            answered: s.answered,
-        };
-        match runs.iter_mut().find(|(n, _)| *n == s.run) {
-            Some((_, v)) => v.push(answer),
-            None => runs.push((s.run, vec![answer])),
-        }
-    }
-    runs.sort_by_key(|(n, _)| *n);
-    Ok(runs
-        .into_iter()
-        .map(|(n, answers)| citations::aggregate(&format!("{stem}#run_{n}"), answers))
-        .collect())
-}
-
 pub fn run(args: Args) -> ExitCode {
     let mut results = Vec::new();
     for path in &args.results {
-        match read(path) {
+        match files::read_citation_runs(path) {
             Ok(r) => results.extend(r),
             Err(e) => {
                 eprintln!("ragscope citations: {e}");
@@ -80,39 +46,7 @@ pub fn run(args: Args) -> ExitCode {
 
 fn render(results: &[RunCitations], per_answer: bool, format: Format) -> String {
     if format == Format::Json {
-        let runs: Vec<serde_json::Value> = results
-            .iter()
-            .map(|r| {
-                let mut run = serde_json::json!({
-                    "run_id": r.run_id,
-                    "precision": json_number(Some(r.mean.precision)),
-                    "recall": json_number(Some(r.mean.recall)),
-                    "f1": json_number(Some(r.mean.f1)),
-                    "answers_scored": r.scored,
-                    "no_answer_rate": json_number(r.no_answer_rate),
-                });
-                if per_answer {
-                    let answers: serde_json::Map<String, serde_json::Value> = r
-                        .answers
-                        .iter()
-                        .map(|a| {
-                            (
-                                a.qid.clone(),
-                                serde_json::json!({
-                                    "precision": json_number(a.scores.map(|s| s.precision)),
-                                    "recall": json_number(a.scores.map(|s| s.recall)),
-                                    "f1": json_number(a.scores.map(|s| s.f1)),
-                                    "answered": a.answered,
-                                }),
-                            )
-                        })
-                        .collect();
-                    run["answers"] = serde_json::Value::Object(answers);
-                }
-                run
-            })
-            .collect();
-        let doc = serde_json::json!({ "runs": runs });
+        let doc = json_report::citation_runs(results, per_answer);
         return format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()

@@ -54,34 +54,7 @@ pub fn described(path: &str, e: ReadError) -> String {
 pub fn read_utilities(path: &str, model: Option<&str>) -> Result<(Arc<Utilities>, String), String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
     let utilities = utilities_tsv::parse(path, &text).map_err(|e| e.to_string())?;
-    let mut models: Vec<&str> = utilities
-        .entries
-        .keys()
-        .map(|(m, _)| m.as_str())
-        .filter(|m| !m.is_empty())
-        .collect();
-    models.sort_unstable();
-    models.dedup();
-    let chosen = match model {
-        Some(m) if models.contains(&m) => m.to_string(),
-        Some(m) => {
-            return Err(format!(
-                "{path}: no row names the model {m:?} (models in the file: {})",
-                if models.is_empty() {
-                    "none".to_string()
-                } else {
-                    models.join(", ")
-                }
-            ))
-        }
-        None if models.len() > 1 => {
-            return Err(format!(
-                "{path}: the utilities name several models ({}); pick one with --model",
-                models.join(", ")
-            ))
-        }
-        None => models.first().map(|m| m.to_string()).unwrap_or_default(),
-    };
+    let chosen = utilities_tsv::choose_model(path, &utilities, model)?;
     Ok((Arc::new(utilities), chosen))
 }
 
@@ -233,11 +206,9 @@ impl Grid {
     }
 }
 
-pub fn json_number(v: Option<f64>) -> serde_json::Value {
-    v.and_then(serde_json::Number::from_f64)
-        .map(serde_json::Value::Number)
-        .unwrap_or(serde_json::Value::Null)
-}
+/// A JSON number, or `null` for a missing or non-finite value (shared with crates/eval's
+/// JSON documents).
+pub use ragscope_eval::answers::json_report::number as json_number;
 
 pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {

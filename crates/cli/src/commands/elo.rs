@@ -6,9 +6,9 @@ use std::process::ExitCode;
 use ragscope_eval::answers::elo::{EloCompat, EloParams};
 use ragscope_eval::answers::games::Games;
 use ragscope_eval::answers::leaderboard::{leaderboard, Leaderboard};
-use ragscope_eval::answers::{ragelo_csv, ragelo_jsonl};
+use ragscope_eval::answers::{files, json_report};
 
-use super::common::{json_number, Format, Grid};
+use super::common::{Format, Grid};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Model {
@@ -70,26 +70,7 @@ pub fn run(args: Args) -> ExitCode {
 
 /// Reads a pairwise evaluations CSV or an answers_eval JSONL file into games.
 pub fn read_games(path: &str) -> Result<Games, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-    let evaluations = if ragelo_jsonl::looks_like(&text) {
-        ragelo_jsonl::parse(path, &text)
-    } else {
-        match ragelo_csv::kind_of(&text) {
-            Some(ragelo_csv::RageloKind::PairwiseEvaluations) | None => {
-                ragelo_csv::parse_pairwise(path, &text)
-            }
-            Some(other) => {
-                return Err(format!(
-                    "{path}: this is a {} file; elo needs the pairwise evaluations \
-                     (qid,agent_a,agent_b,...,answer)",
-                    other.label()
-                ))
-            }
-        }
-    };
-    evaluations
-        .map(|e| Games::from_evaluations(&e))
-        .map_err(|e| e.to_string())
+    files::read_games(path)
 }
 
 fn execute(args: &Args) -> Result<String, String> {
@@ -133,27 +114,10 @@ fn execute(args: &Args) -> Result<String, String> {
 
 /// `{"model":..,"ratings":{AGENT:{"rating":x,"std":y}}}`, best first, full f64 precision.
 fn json(board: &Leaderboard, model: Model) -> String {
-    let mut ratings = serde_json::Map::new();
-    let mut rows: Vec<(&str, f64, f64)> = board
-        .rows
-        .iter()
-        .map(|r| match (model, &r.bt) {
-            (Model::BradleyTerry, Some(bt)) => (r.agent.as_str(), bt.rating, bt.std),
-            _ => (r.agent.as_str(), r.elo.rating, r.elo.std),
-        })
-        .collect();
-    rows.sort_by(|x, y| y.1.total_cmp(&x.1));
-    for (agent, rating, std) in rows {
-        ratings.insert(
-            agent.to_string(),
-            serde_json::json!({"rating": json_number(Some(rating)), "std": json_number(Some(std))}),
-        );
-    }
-    let value = serde_json::json!({
-        "model": match model { Model::Elo => "elo", Model::BradleyTerry => "bradley-terry" },
-        "ratings": ratings,
-    });
-    format!("{value}\n")
+    format!(
+        "{}\n",
+        json_report::ratings(board, model == Model::BradleyTerry)
+    )
 }
 
 fn grid(board: &Leaderboard, model: Model) -> Grid {

@@ -9,7 +9,7 @@ use ragscope_eval::{
     Results, Run,
 };
 
-use super::common::{self, json_number, number, Format, Grid};
+use super::common::{self, number, Format, Grid};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -313,7 +313,11 @@ pub fn render(
 ) -> String {
     let names: Vec<String> = measures.iter().map(|m| m.to_string()).collect();
     if format == Format::Json {
-        return render_json(qrels, per_query, measures, &names, results);
+        let doc = ragscope_eval::runs_json::eval_runs(qrels, per_query, measures, results);
+        return format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
     }
     let mut header = vec!["run".to_string()];
     if per_query {
@@ -339,60 +343,4 @@ pub fn render(
         notes: Vec::new(),
     }
     .render(format)
-}
-
-fn render_json(
-    qrels: &str,
-    per_query: bool,
-    measures: &[Measure],
-    names: &[String],
-    results: &[(String, Results)],
-) -> String {
-    let runs: Vec<serde_json::Value> = results
-        .iter()
-        .map(|(name, r)| {
-            let summary: serde_json::Map<String, serde_json::Value> = measures
-                .iter()
-                .zip(names)
-                .map(|(m, n)| (n.clone(), json_number(r.summary(m))))
-                .collect();
-            let mut run = serde_json::json!({
-                "run": name,
-                "run_id": r.run,
-                "num_topics": r.topics.len(),
-                "summary": summary,
-            });
-            let unjudged: serde_json::Map<String, serde_json::Value> = measures
-                .iter()
-                .zip(names)
-                .filter(|(m, _)| m.needs_utilities() || m.needs_erag_outcomes())
-                .map(|(m, n)| (n.clone(), r.unjudged(m).unwrap_or(0).into()))
-                .collect();
-            if !unjudged.is_empty() {
-                run["unjudged"] = serde_json::Value::Object(unjudged);
-            }
-            if per_query {
-                let per_query: serde_json::Map<String, serde_json::Value> = r
-                    .topics
-                    .iter()
-                    .enumerate()
-                    .map(|(t, qid)| {
-                        let values: serde_json::Map<String, serde_json::Value> = names
-                            .iter()
-                            .enumerate()
-                            .map(|(m, n)| (n.clone(), json_number(Some(r.values[m][t]))))
-                            .collect();
-                        (qid.clone(), serde_json::Value::Object(values))
-                    })
-                    .collect();
-                run["per_query"] = serde_json::Value::Object(per_query);
-            }
-            run
-        })
-        .collect();
-    let doc = serde_json::json!({ "qrels": qrels, "measures": names, "runs": runs });
-    format!(
-        "{}\n",
-        serde_json::to_string_pretty(&doc).unwrap_or_default()
-    )
 }

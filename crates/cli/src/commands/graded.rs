@@ -8,9 +8,9 @@
 use std::process::ExitCode;
 
 use ragscope_eval::answers::graded::{self, GradedCompat, GradedRun, GradedScores};
-use ragscope_eval::answers::umbrela_qrels;
+use ragscope_eval::answers::{json_report, umbrela_qrels};
 
-use super::common::{self, json_number, Format, Grid};
+use super::common::{self, Format, Grid};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Example: ragscope graded --qrels umbrela.qrels --k 10 run1.txt run2.txt")]
@@ -64,34 +64,10 @@ pub fn run(args: Args) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn json_scores(k: usize, s: &GradedScores) -> serde_json::Value {
-    serde_json::json!({
-        format!("P@{k}"): json_number(s.precision),
-        format!("AP@{k}"): json_number(s.average_precision),
-        "MRR": json_number(Some(s.reciprocal_rank)),
-    })
-}
-
 fn render(results: &[GradedRun], args: &Args, compat: GradedCompat) -> String {
     let k = args.k;
     if args.format == Format::Json {
-        let runs: Vec<serde_json::Value> = results
-            .iter()
-            .map(|r| {
-                let mut run =
-                    serde_json::json!({"run_id": r.run_id, "mean": json_scores(k, &r.mean)});
-                if args.per_topic {
-                    let topics: serde_json::Map<String, serde_json::Value> = r
-                        .topics
-                        .iter()
-                        .map(|t| (t.qid.clone(), json_scores(k, &t.scores)))
-                        .collect();
-                    run["topics"] = serde_json::Value::Object(topics);
-                }
-                run
-            })
-            .collect();
-        let doc = serde_json::json!({"k": k, "compat": compat, "runs": runs});
+        let doc = json_report::graded_runs(results, k, compat, args.per_topic);
         return format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()

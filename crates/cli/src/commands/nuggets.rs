@@ -10,10 +10,10 @@
 use std::process::ExitCode;
 
 use ragscope_eval::answers::nugget_scores::{self, Compat, NuggetScores, RunScores};
-use ragscope_eval::answers::nuggetizer::{self, AssignedRun};
-use ragscope_eval::answers::open_rag_eval;
+use ragscope_eval::answers::nuggetizer::AssignedRun;
+use ragscope_eval::answers::{files, json_report};
 
-use super::common::{json_number, Format, Grid};
+use super::common::{Format, Grid};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -53,20 +53,9 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-/// Reads one input file into its runs.
+/// Reads one input file into its runs (crates/eval's reader, shared with the Python package).
 pub fn read_runs(path: &str) -> Result<Vec<AssignedRun>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read '{path}': {e}"))?;
-    let stem = nuggetizer::file_stem(path);
-    if path.to_ascii_lowercase().ends_with(".csv") {
-        let scored = open_rag_eval::read_results(path, file).map_err(|e| e.to_string())?;
-        let runs = open_rag_eval::assigned_runs(path, stem, &scored).map_err(|e| e.to_string())?;
-        if runs.is_empty() {
-            return Err(format!("{path}: no AutoNugget judgments in the file"));
-        }
-        return Ok(runs);
-    }
-    let answers = nuggetizer::read_assignments(path, file).map_err(|e| e.to_string())?;
-    nuggetizer::group_runs(path, stem, answers).map_err(|e| e.to_string())
+    files::read_nugget_runs(path)
 }
 
 fn score(args: ScoreArgs) -> ExitCode {
@@ -103,35 +92,9 @@ fn score(args: ScoreArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// JSON key order of the contract.
-const JSON_KEYS: [&str; 7] = ["A", "A_strict", "V", "V_strict", "W", "W_strict", "L"];
-
-fn json_scores(s: &NuggetScores) -> serde_json::Value {
-    let map: serde_json::Map<String, serde_json::Value> = JSON_KEYS
-        .iter()
-        .map(|k| (k.to_string(), json_number(s.get(k))))
-        .collect();
-    serde_json::Value::Object(map)
-}
-
 pub fn render(results: &[RunScores], per_topic: bool, format: Format) -> String {
     if format == Format::Json {
-        let runs: Vec<serde_json::Value> = results
-            .iter()
-            .map(|r| {
-                let mut run = serde_json::json!({"run_id": r.run_id, "mean": json_scores(&r.mean)});
-                if per_topic {
-                    let topics: serde_json::Map<String, serde_json::Value> = r
-                        .topics
-                        .iter()
-                        .map(|t| (t.qid.clone(), json_scores(&t.scores)))
-                        .collect();
-                    run["topics"] = serde_json::Value::Object(topics);
-                }
-                run
-            })
-            .collect();
-        let doc = serde_json::json!({ "runs": runs });
+        let doc = json_report::nugget_runs(results, per_topic);
         return format!(
             "{}\n",
             serde_json::to_string_pretty(&doc).unwrap_or_default()

@@ -308,6 +308,21 @@ impl QrelsParser {
         Ok(line_no - first_line)
     }
 
+    /// Adds one judgment held in memory rather than as a line (callers with judgments as data,
+    /// such as the Python package's dicts: writing TREC text to parse it back cost more than
+    /// the judgments themselves). `row` (1-based) stands for the line in error messages; a
+    /// docno judged twice in a topic is the same [`ParseErrorKind::DuplicateDocno`] error.
+    /// `qid` and `docno` are taken as they are: the caller checks what a line could not hold.
+    pub fn push_judgment(
+        &mut self,
+        row: u64,
+        qid: &str,
+        docno: &[u8],
+        rel: i32,
+    ) -> Result<(), ParseError> {
+        self.add_judgment(row, qid.as_bytes(), (0, docno), rel)
+    }
+
     pub fn finish(mut self) -> Result<Qrels, ParseError> {
         let mut lines = std::mem::take(&mut self.lines);
         lines.finish(|no, line| self.line(no, line))?;

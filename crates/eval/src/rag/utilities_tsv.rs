@@ -187,3 +187,37 @@ pub fn write_derived(rows: &[UtilityRow]) -> String {
     }
     out
 }
+
+/// Which reader model's probabilities to use: `model` when given (it must occur in the file),
+/// else the only model the file names, else the model-less rows (`""`). `path` names the file
+/// in the error.
+pub fn choose_model(
+    path: &str,
+    utilities: &Utilities,
+    model: Option<&str>,
+) -> Result<String, String> {
+    let mut models: Vec<&str> = utilities
+        .entries
+        .keys()
+        .map(|(m, _)| m.as_str())
+        .filter(|m| !m.is_empty())
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    match model {
+        Some(m) if models.contains(&m) => Ok(m.to_string()),
+        Some(m) => Err(format!(
+            "{path}: no row names the model {m:?} (models in the file: {})",
+            if models.is_empty() {
+                "none".to_string()
+            } else {
+                models.join(", ")
+            }
+        )),
+        None if models.len() > 1 => Err(format!(
+            "{path}: the utilities name several models ({}); pick one with --model",
+            models.join(", ")
+        )),
+        None => Ok(models.first().map(|m| m.to_string()).unwrap_or_default()),
+    }
+}

@@ -5,6 +5,9 @@
   style, with ragscope's (and ir_measures') measure names: ``"nDCG@10"``, ``"AP"``, ``"RR@10"``,
   ``"P(rel=2)@5"``, ``"R@100"``, ``"Success@1"``, ``"Rprec"``, ``"bpref"``, ``"Judged@10"``, ...
 - :func:`compare`: a ranx-style significance report; :func:`tie_report`: ties across a cutoff.
+- The RAG half, the CLI's RAG commands with their parameters and compat switches, values equal
+  to ``--format json``: :func:`udcg`, :func:`erag`, :func:`correlate`, :func:`nugget_scores`,
+  :func:`elo`, :func:`bradley_terry`, :func:`agreement`, :func:`citations`, :func:`graded`.
 
 Qrels and runs may be dicts of dicts (``{qid: {docno: rel}}``, ``{qid: {docno: score}}``), TREC
 file paths (plain or gzip), pandas DataFrames (``query_id``/``q_id``, ``doc_id``,
@@ -22,6 +25,17 @@ from ragscope._compare import Report, compare
 from ragscope._inputs import to_native
 from ragscope._ir_measures import register_ir_measures
 from ragscope._native import FormatError
+from ragscope._rag import (
+    agreement,
+    bradley_terry,
+    citations,
+    correlate,
+    elo,
+    erag,
+    graded,
+    nugget_scores,
+    udcg,
+)
 
 __all__ = [
     "FormatError",
@@ -29,13 +43,22 @@ __all__ = [
     "Metric",
     "Report",
     "TieGroup",
+    "agreement",
+    "bradley_terry",
     "calc_aggregate",
+    "citations",
     "compare",
+    "correlate",
+    "elo",
+    "erag",
     "evaluate",
+    "graded",
     "iter_calc",
+    "nugget_scores",
     "parse_measure",
     "register_ir_measures",
     "tie_report",
+    "udcg",
 ]
 
 __version__ = "0.1.0"
