@@ -14,6 +14,7 @@ pub fn bench(args: &[String]) -> Result {
         Some("infer") if args.iter().any(|a| a == "--gpu-only") => infer_gpu_only(&args[1..]),
         Some("infer") => infer(),
         Some("browser") => browser(&args[1..]),
+        Some("wasm-cpu") => wasm_cpu(),
         Some(other) => Err(format!(
             "unknown bench `{other}`: metrics|udcg|infer|python|browser"
         )),
@@ -37,6 +38,66 @@ fn browser(args: &[String]) -> Result {
     crate::serve::build_site(true)?;
     step(&format!("tests/browser/{file} in headless Chromium"));
     run(crate::test::node_test().arg(file))
+}
+
+/// `bench wasm-cpu`: the CPU engine's prefill compiled to wasm32 (+simd128, as the app's worker
+/// runs it) under Node on one thread, against the native build on one thread, on SmolLM2-135M
+/// Q4_1 with the same prompts (4 × 128 pseudo-random tokens in one batch, the seed of
+/// examples/prefill_bench.rs); medians of 5 runs each. The wasm runner first checks that the
+/// simd128 kernel equals the portable one bit for bit (xtask/bench/wasm_cpu.cjs).
+fn wasm_cpu() -> Result {
+    let model = crate::models::ensure(&crate::models::SMOLLM2)?;
+    step("building the prefill bench for wasm32 and natively (release)");
+    run(cmd::cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "ragscope-infer",
+        "--example",
+        "wasm_cpu_bench",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--no-default-features",
+    ]))?;
+    run(cmd::cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "ragscope-infer",
+        "--example",
+        "prefill_bench",
+    ]))?;
+    let wasm = root().join("target/wasm32-unknown-unknown/release/examples/wasm_cpu_bench.wasm");
+    step(&format!("bench wasm-cpu: {}", model.display()));
+    let out = cmd::output(
+        Command::new("node")
+            .arg(root().join("xtask/bench/wasm_cpu.cjs"))
+            .arg(&wasm)
+            .arg(&model)
+            .args(["4", "128", "5"]),
+    )
+    .ok_or("the wasm32 bench under Node failed")?;
+    println!("{}", out.trim());
+    let in_wasm = value_of(&out, "median_tokens_per_s")?;
+    let mut native = Vec::new();
+    for _ in 0..5 {
+        let out = cmd::output(
+            Command::new(root().join("target/release/examples/prefill_bench"))
+                .arg("--model")
+                .arg(&model)
+                .args(["--threads", "1", "--prompts", "4", "--tokens", "128"])
+                .args(["--batch", "4"]),
+        )
+        .ok_or("prefill_bench failed")?;
+        native.push(tokens_per_s(&out)?);
+    }
+    let native = median(native);
+    println!(
+        "\nprefill tokens/s, one thread: wasm32 in Node {in_wasm:.1}, native {native:.1}, \
+         wasm/native {:.3}",
+        in_wasm / native
+    );
+    Ok(())
 }
 
 fn bench_dir() -> PathBuf {

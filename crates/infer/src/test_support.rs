@@ -14,3 +14,10 @@ pub fn skip(reason: &str) {
     }
     eprintln!("SKIPPED: {reason}");
 }
+
+/// Where the CPU engine's dispatched f32 matmul kernel differs, bit for bit, from the portable
+/// kernel it twins (`None`: nowhere). On wasm32 with simd128 it must be `None` (the simd128
+/// kernel keeps the portable summation order); natively AVX2/AVX-512 fuse, so it is `Some`.
+pub fn cpu_kernel_twin_mismatch() -> Option<String> {
+    crate::model::dispatched_kernel_mismatch()
+}

@@ -269,6 +269,11 @@ fn block_dispatch(x: &[f32], n_tok: usize, w: &[f32], n_rows: usize, k: usize, o
             return;
         }
     }
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        super::matmul_wasm::block(x, n_tok, w, n_rows, k, out);
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     block::<Plain>(x, n_tok, w, n_rows, k, out)
 }
 
@@ -310,6 +315,55 @@ pub(crate) fn matmul(x: &[f32], n_tok: usize, w: &Matrix) -> Vec<f32> {
     y
 }
 
+/// Pseudo-random values in [-0.5, 0.5) (an LCG: the same on every target).
+fn test_values(n: usize, state: &mut u32) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            *state = state.wrapping_mul(1664525).wrapping_add(1013904223);
+            (*state >> 8) as f32 / (1u32 << 24) as f32 - 0.5
+        })
+        .collect()
+}
+
+/// Shapes with ragged edges: tokens not a multiple of 2 or 3, rows not a multiple of 3 or 4,
+/// `k` not a multiple of 8, and SmolLM2's widths (576, 1536).
+const TEST_SHAPES: [(usize, usize, usize); 8] = [
+    (1, 1, 1),
+    (5, 7, 13),
+    (3, 4, 8),
+    (7, 9, 70),
+    (2, 33, 64),
+    (4, 5, 576),
+    (3, 32, 1536),
+    (9, 10, 37),
+];
+
+/// Where the dispatched kernel (the simd128 one on wasm32) differs from the portable kernel it
+/// twins, bit for bit: `None` when it never does. Values come from `test_values`, plus rows of
+/// large and tiny magnitudes so that a change in summation order would show.
+pub(crate) fn dispatched_kernel_mismatch() -> Option<String> {
+    let mut state = 777u32;
+    for &(n_tok, n_rows, k) in &TEST_SHAPES {
+        let mut x = test_values(n_tok * k, &mut state);
+        let w = test_values(n_rows * k, &mut state);
+        for (i, v) in x.iter_mut().enumerate() {
+            *v *= [1.0, 1e6, 1e-6][i % 3];
+        }
+        let mut portable = vec![0f32; n_tok * n_rows];
+        block::<Plain>(&x, n_tok, &w, n_rows, k, &mut portable);
+        let mut dispatched = vec![f32::NAN; n_tok * n_rows];
+        block_dispatch(&x, n_tok, &w, n_rows, k, &mut dispatched);
+        for (i, (a, b)) in portable.iter().zip(&dispatched).enumerate() {
+            if a.to_bits() != b.to_bits() {
+                return Some(format!(
+                    "{n_tok}x{n_rows}x{k} [{i}]: portable {a:e}, dispatched {b:e}"
+                ));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,18 +380,13 @@ mod tests {
         out
     }
 
-    // Both kernels agree with a float64 dot product on shapes with ragged edges (tokens not a
-    // multiple of 2 or 3, rows not a multiple of 4, k not a multiple of 8).
+    // Both kernels agree with a float64 dot product on shapes with ragged edges.
     #[test]
     fn kernels_match_a_plain_dot_product() {
         let mut state = 12345u32;
-        let mut rnd = || {
-            state = state.wrapping_mul(1664525).wrapping_add(1013904223);
-            (state >> 8) as f32 / (1u32 << 24) as f32 - 0.5
-        };
-        for &(n_tok, n_rows, k) in &[(1, 1, 1), (5, 7, 13), (3, 4, 8), (7, 9, 70), (2, 33, 64)] {
-            let x: Vec<f32> = (0..n_tok * k).map(|_| rnd()).collect();
-            let w: Vec<f32> = (0..n_rows * k).map(|_| rnd()).collect();
+        for &(n_tok, n_rows, k) in &TEST_SHAPES {
+            let x = test_values(n_tok * k, &mut state);
+            let w = test_values(n_rows * k, &mut state);
             let want = naive(&x, n_tok, &w, n_rows, k);
             let mut portable = vec![0f32; n_tok * n_rows];
             block::<Plain>(&x, n_tok, &w, n_rows, k, &mut portable);
@@ -366,5 +415,22 @@ mod tests {
                 );
             }
         }
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod twin_tests {
+    // Natively the dispatched kernel is AVX-512/AVX2 (fused multiply-adds, other lane counts),
+    // so the bit-for-bit check only holds where none is picked; the wasm32 twin is checked by
+    // tests/wasm/tests/cpu_kernels_in_browser.rs and before every `cargo xtask bench wasm-cpu`.
+    #[test]
+    fn the_twin_check_finds_a_changed_summation() {
+        #[cfg(target_arch = "x86_64")]
+        if std::is_x86_feature_detected!("avx2") {
+            // AVX2/AVX-512 fuse and sum 8/16 lanes otherwise: the check must see it.
+            assert!(super::dispatched_kernel_mismatch().is_some());
+            return;
+        }
+        assert_eq!(super::dispatched_kernel_mismatch(), None);
     }
 }

@@ -6,12 +6,15 @@ mod config;
 mod export;
 mod forward;
 mod matmul;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod matmul_wasm;
 mod parallel;
 mod weights;
 
 pub use cache::KvCache;
 pub use config::{GemmaConfig, ModelConfig, RopeLayout, SUPPORTED_ARCHS};
 pub use export::{LayerView, PrefillBackend};
+pub(crate) use matmul::dispatched_kernel_mismatch;
 pub use weights::Matrix;
 
 use crate::error::{InferError, Result};
