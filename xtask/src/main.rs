@@ -12,6 +12,7 @@ mod models;
 mod real_server;
 mod serve;
 mod skips;
+mod soak;
 mod test;
 mod tools;
 mod wheel;
@@ -50,6 +51,10 @@ Commands:
                    committed utilities instead of recomputing them
   litm-data        the lost-in-the-middle page's NQ subset (www/learn/litm-nq.json) from
                    ../shared/data/litm (no model needed)
+  soak judge       `ragscope judge umbrela` on 10,000 items against the fake provider with injected
+                   429/5xx/resets/slow replies and a kill -9 mid-run, then a resuming rerun: each item
+                   answered once or failed, cached items not re-requested, peak RSS vs 1,000 items
+                   (a few minutes; not part of `test`)
   oracle           regenerate the committed test fixtures from their Python oracles (in a venv)
   setup            only install the tools
 ";
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
         Some("site") => serve::site(),
         Some("models") => models::models(rest),
         Some("oracle") => test::oracle(),
+        Some("soak") => soak::soak(rest),
         Some("learn-data") => learn_data::learn_data(rest),
         Some("litm-data") => learn_data_litm::litm_data(),
         Some("setup") => tools::ensure_all(),

@@ -65,13 +65,15 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Grade>, InputError> {
                     format!("'{score}' is not a grade"),
                 )
             })?;
-            if !g.is_finite() {
+            // A grade outside the scale would pass into the agent's mean unseen (a 4 lifts a
+            // mean of 0–2 grades above 2), so the reader holds the writer's scale.
+            if !matches!(g, 0.0 | 1.0 | 2.0) {
                 return Err(InputError::new(
                     file,
                     line,
                     s + 1,
                     "score",
-                    "not a finite grade",
+                    format!("'{score}' is not a grade 0, 1 or 2"),
                 ));
             }
             Some(g)
@@ -187,6 +189,22 @@ mod tests {
         let e = parse("g.csv", "qid,agent,reasoning,score\n1,a,r,two\n").unwrap_err();
         assert!(e.to_string().contains("g.csv:2"), "{e}");
         assert!(is_header("qid,agent,raw_answer,reasoning,score"));
+    }
+
+    /// Found by the judge_outputs fuzz target: a score of 4 was read as a grade.
+    #[test]
+    fn a_score_off_the_0_to_2_scale_is_an_error_with_its_place() {
+        for bad in ["4", "-1", "1.5", "3"] {
+            let text = format!("qid,agent,raw_answer,reasoning,score\n1,a,x,r,2\n2,a,y,r,{bad}\n");
+            let e = parse("g.csv", &text).unwrap_err().to_string();
+            assert!(e.starts_with("g.csv:3:5: field `score`"), "{e}");
+            assert!(
+                e.contains(&format!("'{bad}' is not a grade 0, 1 or 2")),
+                "{e}"
+            );
+        }
+        let ok = parse("g.csv", "qid,agent,score\n1,a,2.0\n2,a,0\n").unwrap();
+        assert_eq!(ok[0].grade, Some(2.0));
         assert!(!is_header("qid,agent,answer"));
     }
 }
