@@ -56,9 +56,12 @@ const all = (await files(dir)).map((p) => relative(dir, p).split('\\').join('/')
   .filter((p) => p !== 'sw.js').sort();
 const version = createHash('sha256');
 for (const f of all) version.update(f).update(await readFile(join(dir, f)));
+// Not pre-cached: one page's own data (the lost-in-the-middle set, 630 KB, fetched only by that
+// page and cached by the service worker when it is), and the host's header file.
+const onDemand = new Set(['learn/litm-nq.json', '_headers']);
 const swPath = join(dir, 'sw.js');
 const sw = (await readFile(swPath, 'utf8'))
-  .replace('__ASSETS__', JSON.stringify(['./', ...all.map((f) => './' + f)]))
+  .replace('__ASSETS__', JSON.stringify(['./', ...all.filter((f) => !onDemand.has(f)).map((f) => './' + f)]))
   .replace('__VERSION__', version.digest('hex').slice(0, 16));
 await writeFile(swPath, sw);
 console.log(`post-build: CSP with ${hashes.length} script hash(es), ${origins.length} judge origin(s) (${extra.length} from RAGSCOPE_JUDGE_ORIGINS); sw.js caches ${all.length + 1} files`);
