@@ -498,6 +498,9 @@ pub struct JudgeState {
     pub kept: Vec<KeptRun>,
     /// Requests from which the batch API is offered (`?batch-at=N`, else 200).
     pub batch_threshold: usize,
+    /// How many times "Forget everything" was pressed: other pages that keep a consent of
+    /// their own (the lost-in-the-middle page) drop it when this changes.
+    pub forgotten: u32,
 }
 
 impl Default for JudgeState {
@@ -510,6 +513,7 @@ impl Default for JudgeState {
             job: None,
             kept: Vec::new(),
             batch_threshold: ragscope_protocol::judge_batch::OFFER_AT_REQUESTS,
+            forgotten: 0,
         }
     }
 }
@@ -704,6 +708,7 @@ impl Reducible for JudgeState {
                 // the consent to keep replies.
                 s.kept.clear();
                 s.form.keep_replies = false;
+                s.forgotten += 1;
             }
             JudgeAction::Worker(response) => s.apply(response),
         }
@@ -1152,6 +1157,7 @@ mod tests {
         s = reduce(s, JudgeAction::Forget);
         assert!(!s.form.keep_replies);
         assert!(!s.start_spec(&inputs()).unwrap().keep_replies);
+        assert_eq!(s.forgotten, 1, "other pages learn of it");
     }
 
     #[test]

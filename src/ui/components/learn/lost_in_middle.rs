@@ -72,6 +72,18 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
         keep: persist::consented(LITM),
         ..LitmState::default()
     });
+    // "Forget everything" (counted in the Judges page's state) withdraws this page's consent too.
+    {
+        let forgotten = props.judges.as_ref().map_or(0, |j| j.forgotten);
+        let seen = use_mut_ref(|| forgotten);
+        let d = state.dispatcher();
+        use_effect_with(forgotten, move |&n| {
+            if *seen.borrow() != n {
+                *seen.borrow_mut() = n;
+                d.dispatch(LitmAction::SetKeep(false));
+            }
+        });
+    }
     // The remote model named by the Judges page's provider settings (incomplete: none).
     let remote_model = props.judges.as_ref().and_then(|j| {
         let f = &j.form;
