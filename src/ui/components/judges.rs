@@ -302,7 +302,7 @@ pub fn judges_page(props: &Props) -> Html {
                     <BatchChoice provider={form.provider} requests={e.requests} threshold={state.batch_threshold}
                         cost={e.cost} batch_cost={e.batch_cost} checked={form.batch} disabled={running}
                         on_toggle={on_batch} />
-                    <label class="control check" title="Off by default. When on, the provider's replies (and batch ids) are kept in this browser's IndexedDB, never with your key; without it they live in this tab's memory only, so a rerun in this tab still pays nothing. Unticking or 'Forget everything' deletes them.">
+                    <label class="judge-keep-choice" title="Off by default. When on, the provider's replies (and batch ids) are kept in this browser's IndexedDB, never with your key; without it they live in this tab's memory only, so a rerun in this tab still pays nothing. Unticking or 'Forget everything' deletes them.">
                         <input id="judge-keep" type="checkbox" checked={form.keep_replies} disabled={running} onchange={on_keep} />
                         { " Keep replies in this browser so a reload resumes without paying twice" }
                     </label>
