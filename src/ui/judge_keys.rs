@@ -1,27 +1,24 @@
 //! "Remember this key on this device": API keys kept in IndexedDB, only when the user ticks the
 //! box. The flag lives in localStorage so that, without it, the database is never even opened
-//! (opening one creates it). "Forget everything" deletes the database and the flag.
+//! (opening one creates it). "Forget everything" deletes the database and the flag (it is
+//! `KEYS` in crates/platform's list of stores).
 
-use crate::ui::persist::{done, factory, js_error, local_storage, open};
+use crate::ui::persist::{done, js_error, local_storage, open};
+use ragscope_platform::stores::KEYS;
 use ragscope_protocol::judges::ProviderChoice;
 use wasm_bindgen::prelude::*;
 use web_sys::IdbTransactionMode;
 
-const DB: &str = "ragscope-keys";
+const DB: &str = KEYS.db;
 const STORE: &str = "keys";
-const FLAG: &str = "ragscope.remember-key";
 
 fn flagged() -> bool {
-    local_storage()
-        .and_then(|s| s.get_item(FLAG).ok().flatten())
-        .is_some_and(|v| v == "1")
+    KEYS.consented(local_storage().as_ref())
 }
 
 /// Keeps `key` for `provider` (the user opted in).
 pub async fn save(provider: ProviderChoice, key: &str) -> Result<(), String> {
-    if let Some(s) = local_storage() {
-        s.set_item(FLAG, "1").map_err(js_error)?;
-    }
+    KEYS.set_consent(local_storage().as_ref(), true);
     write(|store| store.put_with_key(&JsValue::from_str(key), &JsValue::from_str(provider.slug())))
         .await
 }
@@ -70,23 +67,4 @@ pub async fn remove(provider: ProviderChoice) -> Result<(), String> {
         return Ok(());
     }
     write(|store| store.delete(&JsValue::from_str(provider.slug()))).await
-}
-
-/// Deletes every kept key and the flag.
-pub async fn forget() -> Result<(), String> {
-    if let Some(s) = local_storage() {
-        let _ = s.remove_item(FLAG);
-    }
-    let request = factory()?.delete_database(DB).map_err(js_error)?;
-    done(&request).await.map(|_| ())
-}
-
-/// The judge replies cached by the worker (no keys in them) live in their own database; "Forget
-/// everything" deletes it too. The worker closes its connection after each use, so this is not
-/// blocked by an open one.
-pub async fn forget_cache() -> Result<(), String> {
-    let request = factory()?
-        .delete_database(ragscope_protocol::judges::CACHE_DB)
-        .map_err(js_error)?;
-    done(&request).await.map(|_| ())
 }

@@ -45,6 +45,9 @@ pub struct JudgeForm {
     pub utility: UtilityForm,
     /// Through the provider's batch API, where it is offered (see [`JudgeState::batch_offered`]).
     pub batch: bool,
+    /// "Keep replies in this browser": the user's consent to the worker keeping replies and
+    /// batch ids in IndexedDB (off by default; the page keeps the choice in localStorage).
+    pub keep_replies: bool,
 }
 
 /// Where the utility task's chat template comes from, as the user chose.
@@ -120,6 +123,7 @@ impl Default for JudgeForm {
             utility_source: None,
             utility: UtilityForm::default(),
             batch: false,
+            keep_replies: false,
         }
     }
 }
@@ -271,6 +275,7 @@ impl JudgeForm {
             max_tokens,
             inputs,
             batch: self.batch,
+            keep_replies: self.keep_replies,
         })
     }
 
@@ -493,6 +498,9 @@ pub struct JudgeState {
     pub kept: Vec<KeptRun>,
     /// Requests from which the batch API is offered (`?batch-at=N`, else 200).
     pub batch_threshold: usize,
+    /// How many times "Forget everything" was pressed: other pages that keep a consent of
+    /// their own (the lost-in-the-middle page) drop it when this changes.
+    pub forgotten: u32,
 }
 
 impl Default for JudgeState {
@@ -505,6 +513,7 @@ impl Default for JudgeState {
             job: None,
             kept: Vec::new(),
             batch_threshold: ragscope_protocol::judge_batch::OFFER_AT_REQUESTS,
+            forgotten: 0,
         }
     }
 }
@@ -514,8 +523,8 @@ impl JudgeState {
         self.job.as_ref().is_some_and(|j| j.phase != JobPhase::Done)
     }
 
-    /// The estimate, if it is still the estimate of what the form says now (the batch choice
-    /// aside: it is made after the estimate, which prices both ways).
+    /// The estimate, if it is still the estimate of what the form says now (the batch and
+    /// keep choices aside: made after the estimate, they do not change what it counts).
     pub fn current_estimate(&self, inputs: &JudgeInputs) -> Option<&JudgeEstimate> {
         let spec = self.form.spec(inputs).ok()?;
         self.estimate
@@ -523,6 +532,7 @@ impl JudgeState {
             .filter(|(s, _)| {
                 JudgeSpec {
                     batch: spec.batch,
+                    keep_replies: spec.keep_replies,
                     ..s.clone()
                 } == spec
             })
@@ -579,6 +589,8 @@ pub enum JudgeAction {
     SetBatch(bool),
     /// The page's `?batch-at=N` (read once at start).
     SetBatchThreshold(usize),
+    /// The "Keep replies in this browser" checkbox (also read back from localStorage at start).
+    SetKeepReplies(bool),
     /// A key kept on this device (opt-in) was read back at start.
     KeyRestored(String),
     EstimateRequested {
@@ -651,6 +663,7 @@ impl Reducible for JudgeState {
             }
             JudgeAction::SetBatch(on) => f.batch = on,
             JudgeAction::SetBatchThreshold(n) => s.batch_threshold = n.max(1),
+            JudgeAction::SetKeepReplies(on) => f.keep_replies = on,
             JudgeAction::KeyRestored(key) => {
                 if f.key.is_empty() {
                     f.key = key;
@@ -691,8 +704,11 @@ impl Reducible for JudgeState {
                 // The worker forgets the GGUF it read too.
                 s.form.utility.gguf = None;
                 s.form.utility.gguf_reading = None;
-                // The cache that kept their ids is deleted with everything else.
+                // The cache that kept their ids is deleted with everything else, and with it
+                // the consent to keep replies.
                 s.kept.clear();
+                s.form.keep_replies = false;
+                s.forgotten += 1;
             }
             JudgeAction::Worker(response) => s.apply(response),
         }
@@ -1118,6 +1134,30 @@ mod tests {
         // Pause after the end does nothing.
         s = reduce(s, JudgeAction::Pause);
         assert_eq!(s.job.as_ref().unwrap().phase, JobPhase::Done);
+    }
+
+    #[test]
+    fn replies_are_kept_only_when_ticked_and_the_tick_keeps_the_estimate() {
+        let mut s = filled();
+        assert!(!s.form.keep_replies, "off by default");
+        let spec = s.form.spec(&inputs()).unwrap();
+        assert!(!spec.keep_replies);
+        s = reduce(s, JudgeAction::EstimateRequested { ticket: 1, spec });
+        s = reduce(s, JudgeAction::Worker(JudgeResponse::Estimate(estimate(1))));
+        s = reduce(s, JudgeAction::SetKeepReplies(true));
+        assert!(
+            s.current_estimate(&inputs()).is_some(),
+            "what is kept does not change what the estimate counts"
+        );
+        assert!(s.start_spec(&inputs()).unwrap().keep_replies);
+        s = reduce(s, JudgeAction::SetKeepReplies(false));
+        assert!(!s.start_spec(&inputs()).unwrap().keep_replies);
+        // "Forget everything" withdraws the consent with the cache.
+        s = reduce(s, JudgeAction::SetKeepReplies(true));
+        s = reduce(s, JudgeAction::Forget);
+        assert!(!s.form.keep_replies);
+        assert!(!s.start_spec(&inputs()).unwrap().keep_replies);
+        assert_eq!(s.forgotten, 1, "other pages learn of it");
     }
 
     #[test]

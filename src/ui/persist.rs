@@ -4,29 +4,42 @@
 
 use js_sys::{Array, Object, Reflect};
 use ragscope_platform::idb::{self, IdbFailure};
+use ragscope_platform::stores::{forget_all, Store, FILES};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{IdbDatabase, IdbFactory, IdbRequest, IdbTransactionMode};
 
-const DB: &str = "ragscope";
+const DB: &str = FILES.db;
 const STORE: &str = "files";
-/// The opt-in flag lives in localStorage so startup knows whether to open the database at all.
-const FLAG: &str = "ragscope.remember";
 
+/// Whether the user ticked "Remember my files here" (the flag lives in localStorage so startup
+/// knows whether to open the database at all).
 pub fn enabled() -> bool {
-    local_storage()
-        .and_then(|s| s.get_item(FLAG).ok().flatten())
-        .is_some_and(|v| v == "1")
+    FILES.consented(local_storage().as_ref())
 }
 
 pub fn set_enabled(on: bool) {
-    if let Some(s) = local_storage() {
-        let _ = if on {
-            s.set_item(FLAG, "1")
-        } else {
-            s.remove_item(FLAG)
-        };
+    FILES.set_consent(local_storage().as_ref(), on);
+}
+
+/// Whether the user consented to keeping `store`.
+pub fn consented(store: Store) -> bool {
+    store.consented(local_storage().as_ref())
+}
+
+/// Records a consent given by a tick; withdrawing it deletes what the store kept.
+pub async fn set_consent(store: Store, on: bool) -> Result<(), String> {
+    store.set_consent(local_storage().as_ref(), on);
+    if on {
+        Ok(())
+    } else {
+        store.delete(&factory()?).await
     }
+}
+
+/// "Forget everything": every database and flag in [`ragscope_platform::stores::STORES`].
+pub async fn forget_everything() -> Result<(), String> {
+    forget_all(&factory()?, local_storage().as_ref()).await
 }
 
 pub(crate) fn local_storage() -> Option<web_sys::Storage> {
@@ -104,9 +117,7 @@ pub async fn load() -> Result<Vec<(String, web_sys::Blob)>, String> {
         .collect())
 }
 
-/// Deletes the database and the opt-in flag.
+/// Deletes the database and the opt-in flag ("Remember my files here" unticked).
 pub async fn forget() -> Result<(), String> {
-    set_enabled(false);
-    let request = factory()?.delete_database(DB).map_err(js_error)?;
-    done(&request).await.map(|_| ())
+    set_consent(FILES, false).await
 }

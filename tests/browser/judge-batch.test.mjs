@@ -106,6 +106,8 @@ test('batch option: offered with its price, one submission, state shown, a reloa
   assert.ok(batchCost > 0 && Math.abs(batchCost * 2 - syncCost) <= 2e-5 * syncCost + 1e-5, price);
   assert.equal((await seen()).count, 0, 'nothing sent before Start');
   await page.check('#judge-batch-check');
+  // A batch survives a reload only where the user lets the browser keep it (#41).
+  await page.check('#judge-keep');
   assert.match(await page.textContent('#judge-start'), /submit a batch of 6 requests/);
   await page.click('#judge-start');
 

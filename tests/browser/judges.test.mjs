@@ -5,7 +5,9 @@
 // retried and an unparseable reply recorded as a failure with its raw text, the qrels loaded
 // as a file the Evaluate page scores, every request going only to the fake server and none
 // before Start, no CSP violation, the key never in IndexedDB unless opted in (and erased by
-// "Forget everything"), and a reload + rerun that sends nothing (the IndexedDB cache).
+// "Forget everything"), and, with "Keep replies in this browser" ticked, a reload + rerun that
+// sends nothing (the IndexedDB cache). Without the tick (the default) a job leaves no judge
+// cache database and a rerun in the same tab still sends nothing (the tab's memory).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -126,6 +128,10 @@ test('UMBRELA through the Judges panel: estimate, grades, retries, failures, cac
   assert.equal((await fakeRequests()).count, 0);
   assert.deepEqual(requests.filter((u) => u.startsWith(fakeOrigin)), []);
 
+  // Keeping replies is a choice, off by default; ticked here for the reload below.
+  assert.equal(await page.isChecked('#judge-keep'), false);
+  await page.check('#judge-keep');
+  await page.waitForFunction(() => localStorage.getItem('ragscope.keep-judge-replies') === '1');
   await page.click('#judge-start');
   await page.waitForSelector('#judge-result', { timeout: 60_000 });
   const job = await page.$eval('#judge-job', (e) => ({ ...e.dataset }));
@@ -177,6 +183,7 @@ test('UMBRELA through the Judges panel: estimate, grades, retries, failures, cac
   await page.click('#judge-estimate');
   await page.waitForSelector('#judge-preview');
   assert.equal(await page.getAttribute('#judge-preview', 'data-requests'), '0');
+  assert.equal(await page.isChecked('#judge-keep'), true, 'the choice survives a reload');
   await page.click('#judge-start');
   await page.waitForSelector('#judge-result', { timeout: 60_000 });
   const again = await page.$eval('#judge-job', (e) => ({ ...e.dataset }));
@@ -201,7 +208,52 @@ test('UMBRELA through the Judges panel: estimate, grades, retries, failures, cac
     return !names.includes('ragscope-keys') && !names.includes('ragscope-judge-cache');
   });
   assert.equal(await page.inputValue('#judge-key'), '');
+  assert.equal(await page.evaluate(() => localStorage.getItem('ragscope.keep-judge-replies')), null);
   assert.deepEqual(csp, []);
   assert.deepEqual(errors, []);
   await context.close();
+});
+
+test('without "Keep replies" a job keeps nothing in the browser and a rerun in the tab pays nothing', async () => {
+  // Its own fake provider, so that its request count starts at 0; its own context (storage).
+  const own = await startFakeProvider();
+  const context = await browser.newContext();
+  try {
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    const count = async () => (await (await fetch(`${own.origin}/__fake/requests`)).json()).count;
+    await page.goto(`${origin}/?demo=0`);
+    await page.click('#nav-judges');
+    await page.waitForSelector('#judge-model');
+    await prepare(page);
+    await page.fill('#judge-base-url', `${own.origin}/v1`);
+    await page.click('#judge-estimate');
+    await page.waitForSelector('#judge-preview');
+    assert.equal(await page.getAttribute('#judge-preview', 'data-requests'), '5');
+    assert.equal(await page.isChecked('#judge-keep'), false, 'off by default');
+    await page.click('#judge-start');
+    await page.waitForSelector('#judge-result', { timeout: 60_000 });
+    const first = await page.$eval('#judge-job', (e) => ({ ...e.dataset }));
+    assert.deepEqual([first.phase, first.done, first.cached, first.failed], ['done', '5', '0', '1']);
+    assert.equal(await count(), 6);
+    const names = async () => page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name));
+    assert.ok(!(await names()).includes('ragscope-judge-cache'), JSON.stringify(await names()));
+    assert.equal(await page.evaluate(() => localStorage.getItem('ragscope.keep-judge-replies')), null);
+
+    // The same job again in this tab: answered from the tab's memory, nothing sent.
+    await page.click('#judge-estimate');
+    await page.waitForSelector('#judge-preview');
+    assert.equal(await page.getAttribute('#judge-preview', 'data-requests'), '0');
+    await page.click('#judge-start');
+    await page.waitForSelector('#judge-job[data-phase="done"][data-cached="4"]', { timeout: 60_000 });
+    const again = await page.$eval('#judge-job', (e) => ({ ...e.dataset }));
+    assert.deepEqual([again.done, again.cached, again.failed], ['5', '4', '1']);
+    assert.equal(await count(), 6, 'the rerun sent nothing');
+    assert.ok(!(await names()).includes('ragscope-judge-cache'), JSON.stringify(await names()));
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    own.child.kill();
+  }
 });

@@ -174,6 +174,8 @@ test('a remote LLM answers the contexts: accuracy by the rule, failures shown, m
   assert.equal(await fakeCount(), 0, 'no request before Start');
   assert.match(await page.$eval('#litm-run', (b) => b.textContent), /Start: send up to 27 requests to 127\.0\.0\.1:\d+/);
 
+  // The answers survive a reload only where the user lets the browser keep them (#41).
+  await page.check('#litm-keep');
   await page.click('#litm-run');
   await page.waitForFunction(() => /Done in/.test(document.querySelector('#litm-message')?.textContent ?? '')
     || document.querySelector('#litm-error'), null, { timeout: 120_000 });

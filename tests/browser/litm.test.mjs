@@ -100,6 +100,8 @@ async function run(page, backend) {
   await page.waitForSelector('#litm-model-info', { timeout: 60_000 });
   const checked = await page.$$eval('.litm-positions input:checked', (els) => els.map((e) => Number(e.id.replace('litm-pos-', ''))));
   assert.deepEqual(checked, POSITIONS);
+  // The results survive a reload only where the user lets the browser keep them (#41).
+  await page.check('#litm-keep');
   await page.click('#litm-run');
   await page.waitForFunction(() => /Done in/.test(document.querySelector('#litm-message')?.textContent ?? '')
     || document.querySelector('#litm-error'), null, { timeout: 300_000 });

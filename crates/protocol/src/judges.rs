@@ -8,10 +8,6 @@ use super::FileId;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
-/// The IndexedDB database of the worker's cached judge replies: named here because the page
-/// deletes it when the user forgets the keys (src/ui/judge_keys.rs).
-pub const CACHE_DB: &str = "ragscope-judge-cache";
-
 /// The LLM API a judge calls (one wire format each; crates/judge implements them).
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ProviderChoice {
@@ -256,6 +252,11 @@ pub struct JudgeSpec {
     /// Through the provider's batch API (half price, within 24 h; see `judge_batch`).
     #[serde(default)]
     pub batch: bool,
+    /// Keep the replies (and batch ids) in this browser's judge cache, so a reload resumes
+    /// without paying twice: the user's consent, off by default. Without it the worker keeps
+    /// them in the tab's memory only.
+    #[serde(default)]
+    pub keep_replies: bool,
 }
 
 impl JudgeSpec {

@@ -95,6 +95,10 @@ pub struct RemoteRun {
     /// UDCG paper's prompt, the one that asks for NO-RESPONSE).
     #[serde(default)]
     pub context_p: bool,
+    /// Keep the replies in this browser's judge cache (the page's "Keep results in this
+    /// browser", off by default); without it they live in the worker's memory for the tab.
+    #[serde(default)]
+    pub keep: bool,
 }
 
 /// What a remote run would send (cached requests excluded), before Start.

@@ -101,6 +101,7 @@ pub async fn eval_reactor(mut scope: ReactorScope<Request, Response>) {
             #[cfg(target_arch = "wasm32")]
             Request::Clear => {
                 jobs.cancel_all();
+                crate::engine::judges::tab_cache::forget();
                 workspace.handle(Request::Clear)
             }
             // A picked file, read here slice by slice (no byte crosses the UI thread).

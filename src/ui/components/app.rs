@@ -119,7 +119,12 @@ fn main_view() -> Html {
     let next_id = use_mut_ref(|| 0u32);
     let route = use_route();
     // Lives here, not in the Judges page, so a job keeps reporting while another page is shown.
-    let judges = use_reducer(JudgeState::default);
+    // The consent to keep judge replies, as the user left it (localStorage).
+    let judges = use_reducer(|| {
+        let mut s = JudgeState::default();
+        s.form.keep_replies = persist::consented(ragscope_platform::stores::JUDGE_CACHE);
+        s
+    });
     let generation = use_mut_ref(|| 0u32);
     let acks: Acks = (*use_memo((), |_| Acks::default())).clone();
     let cancelled: Rc<RefCell<HashSet<FileId>>> =
@@ -491,17 +496,13 @@ fn main_view() -> Html {
             acks.borrow_mut().clear();
             blobs.borrow_mut().clear();
             remember.set(false);
-            spawn_local(async {
-                let _ = persist::forget().await;
-            });
+            // The worker first: its jobs stop and its tab-long replies go.
             bridge.send(Request::Clear);
-            // Kept API keys and cached judge replies go too.
+            // Every store in crates/platform's list (files, keys, judge replies and batch ids,
+            // lost-in-the-middle results) and every consent flag.
             judge_dispatch.dispatch(JudgeAction::Forget);
             spawn_local(async {
-                let _ = crate::ui::judge_keys::forget().await;
-                let _ = crate::ui::judge_keys::forget_cache().await;
-                // The lost-in-the-middle page's saved results too.
-                let _ = crate::ui::components::learn::litm_cache::forget().await;
+                let _ = persist::forget_everything().await;
             });
             dispatch.dispatch(Action::Clear);
         })

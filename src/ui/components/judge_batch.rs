@@ -55,7 +55,7 @@ pub fn batch_choice(p: &ChoiceProps) -> Html {
     };
     html! {
         <label class="control check judge-batch-choice" id="judge-batch"
-            title="The provider's batch API: half the price, answered within 24 hours (usually much sooner). The batch ids are kept in this browser: after a reload, start the same job again to collect its batches (nothing is submitted twice).">
+            title="The provider's batch API: half the price, answered within 24 hours (usually much sooner). With 'Keep replies in this browser' ticked, the batch ids are kept in this browser: after a reload, start the same job again to collect its batches (nothing is submitted twice). Without it, a reload loses the batch's results.">
             <input id="judge-batch-check" type="checkbox" checked={p.checked} disabled={p.disabled} {onchange} />
             { " Batch API: " }
             <strong id="judge-batch-price">{ price }</strong>

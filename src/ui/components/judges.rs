@@ -11,9 +11,12 @@ use super::judge_inputs::TaskInputsPanel;
 use super::provider_fields::ProviderFields;
 use crate::ui::download;
 use crate::ui::judges_state::{JobPhase, JobView, JudgeAction, JudgeInputs, JudgeState};
+use crate::ui::persist;
 use crate::ui::state::{FileStatus, LoadedFile, Tab};
+use ragscope_platform::stores::JUDGE_CACHE;
 use ragscope_protocol::judges::{JudgeRequest, JudgeTaskChoice, Secret};
 use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::spawn_local;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
@@ -157,6 +160,21 @@ pub fn judges_page(props: &Props) -> Html {
         let d = state.dispatcher();
         Callback::from(move |on: bool| d.dispatch(JudgeAction::SetBatch(on)))
     };
+    let on_keep = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            let on = e
+                .target()
+                .and_then(|t| t.dyn_into::<HtmlInputElement>().ok())
+                .is_some_and(|i| i.checked());
+            d.dispatch(JudgeAction::SetKeepReplies(on));
+            // Unticking withdraws the consent: the kept replies and batch ids go (as unticking
+            // "Remember my files here" deletes the files).
+            spawn_local(async move {
+                let _ = persist::set_consent(JUDGE_CACHE, on).await;
+            });
+        })
+    };
     let on_start = {
         let d = state.dispatcher();
         let send = props.on_request.clone();
@@ -213,7 +231,7 @@ pub fn judges_page(props: &Props) -> Html {
         <section class="judges" aria-labelledby="judges-title">
             <h2 id="judges-title">{ "LLM judges" }</h2>
             <p class="hint">
-                { "Judge with a large language model: UMBRELA relevance (0–3) of a run's top-k passages (TREC qrels), AutoNuggetizer nuggets and their support in answers (nuggetizer JSONL), RAGElo pairwise battles (pairwise CSV), pointwise grades and citation support, and passage utilities p(NO-RESPONSE) from an OpenAI-compatible server (vLLM, llama.cpp), OpenAI or Gemini (their log-probabilities), each from the files loaded here; results are loaded at once into the Evaluate, Answers, Tournament and RAG views. Requests go from this browser straight to the provider you choose, with your key, and only after you press Start. Replies are cached in this browser, so a rerun or a reload resumes without paying twice." }
+                { "Judge with a large language model: UMBRELA relevance (0–3) of a run's top-k passages (TREC qrels), AutoNuggetizer nuggets and their support in answers (nuggetizer JSONL), RAGElo pairwise battles (pairwise CSV), pointwise grades and citation support, and passage utilities p(NO-RESPONSE) from an OpenAI-compatible server (vLLM, llama.cpp), OpenAI or Gemini (their log-probabilities), each from the files loaded here; results are loaded at once into the Evaluate, Answers, Tournament and RAG views. Requests go from this browser straight to the provider you choose, with your key, and only after you press Start. Replies are kept in this tab's memory, so a rerun does not pay twice; they are kept in this browser (and a reload resumes) only if you tick “Keep replies in this browser” beside Start." }
             </p>
             <DropZone on_files={props.on_files.clone()} on_paste={props.on_paste.clone()} />
             <FileList files={props.files.clone()} on_remove={props.on_remove.clone()} />
@@ -284,6 +302,15 @@ pub fn judges_page(props: &Props) -> Html {
                     <BatchChoice provider={form.provider} requests={e.requests} threshold={state.batch_threshold}
                         cost={e.cost} batch_cost={e.batch_cost} checked={form.batch} disabled={running}
                         on_toggle={on_batch} />
+                    <label class="judge-keep-choice" title="Off by default. When on, the provider's replies (and batch ids) are kept in this browser's IndexedDB, never with your key; without it they live in this tab's memory only, so a rerun in this tab still pays nothing. Unticking or 'Forget everything' deletes them.">
+                        <input id="judge-keep" type="checkbox" checked={form.keep_replies} disabled={running} onchange={on_keep} />
+                        { " Keep replies in this browser so a reload resumes without paying twice" }
+                    </label>
+                    if batch_chosen && !form.keep_replies {
+                        <p class="hint" id="judge-batch-unkept">
+                            { "The batch ids are not kept: a reload before the batch is collected loses its results (they are still paid for). Tick “Keep replies in this browser” to keep them." }
+                        </p>
+                    }
                     if !running {
                         <button id="judge-start" class="primary" type="button" onclick={on_start}
                             disabled={needs_key || blocked.is_some()}>

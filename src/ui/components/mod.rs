@@ -11,6 +11,7 @@ pub mod drop_zone;
 pub mod error_panel;
 pub mod file_list;
 pub mod form_inputs;
+pub mod framed;
 pub mod judge_batch;
 pub mod judge_inputs;
 pub mod judged_answers;

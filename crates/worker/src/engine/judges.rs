@@ -13,6 +13,8 @@ pub mod job;
 pub mod job_controls;
 #[cfg(test)]
 mod job_tests;
+#[cfg(any(target_arch = "wasm32", test))]
+pub(crate) mod tab_cache;
 mod tasks;
 #[cfg(test)]
 mod tasks_tests;

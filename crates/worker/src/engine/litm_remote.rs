@@ -634,6 +634,7 @@ pub mod worker {
     use super::*;
     use crate::engine::judges::fetch::{FetchTransport, WorkerRuntime};
     use crate::engine::judges::idb_cache::IdbCache;
+    use crate::engine::judges::tab_cache;
     use futures::channel::mpsc::UnboundedSender;
 
     #[derive(Default)]
@@ -641,12 +642,14 @@ pub mod worker {
         control: Option<Control>,
     }
 
-    fn env(p: &Prepared) -> Env {
+    /// `keep`: the user's consent to keep the replies in IndexedDB ("Keep results in this
+    /// browser"); without it the tab's memory cache, shared with the judge jobs.
+    fn env(p: &Prepared, keep: bool) -> Env {
         Env {
             provider: p.provider(),
             transport: Rc::new(FetchTransport),
             runtime: Rc::new(WorkerRuntime),
-            cache: Rc::new(IdbCache),
+            cache: tab_cache::choose(keep, || Rc::new(IdbCache)),
         }
     }
 
@@ -665,17 +668,20 @@ pub mod worker {
                 }
             };
             match request {
-                LitmRequest::EstimateRemote(run) => match server_prompts(ws, &run)
-                    .and_then(|prompts| prepare(run, None, true, prompts))
-                {
-                    Ok(p) => {
-                        let env = env(&p);
-                        wasm_bindgen_futures::spawn_local(async move {
-                            send(estimate(&p, &env).await);
-                        });
+                LitmRequest::EstimateRemote(run) => {
+                    let keep = run.keep;
+                    match server_prompts(ws, &run)
+                        .and_then(|prompts| prepare(run, None, true, prompts))
+                    {
+                        Ok(p) => {
+                            let env = env(&p, keep);
+                            wasm_bindgen_futures::spawn_local(async move {
+                                send(estimate(&p, &env).await);
+                            });
+                        }
+                        Err(e) => send(LitmEvent::RemoteEstimateFailed(e)),
                     }
-                    Err(e) => send(LitmEvent::RemoteEstimateFailed(e)),
-                },
+                }
                 LitmRequest::StartRemote { run, key } => {
                     if self.control.as_ref().is_some_and(|c| {
                         c.state() != ragscope_judge::runner::ControlState::Cancelled
@@ -685,6 +691,7 @@ pub mod worker {
                         ));
                         return;
                     }
+                    let keep = run.keep;
                     let prepared = server_prompts(ws, &run).and_then(|prompts| {
                         prepare(run, key.map(|k| ApiKey::new(k.0)), false, prompts)
                     });
@@ -692,7 +699,7 @@ pub mod worker {
                         Ok(p) => {
                             let control = Control::new();
                             self.control = Some(control.clone());
-                            let env = env(&p);
+                            let env = env(&p, keep);
                             wasm_bindgen_futures::spawn_local(async move {
                                 let now_s = || js_sys::Date::now() / 1000.0;
                                 super::run(p, env, control.clone(), now_s, &send).await;

@@ -68,6 +68,7 @@ fn remote_run(url: &str, questions: Vec<LitmQuestion>, utility: UtilityTemplate)
         prompt: Default::default(),
         utility: Some(utility),
         context_p: true,
+        keep: false,
     }
 }
 

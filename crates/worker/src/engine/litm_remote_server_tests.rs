@@ -182,6 +182,7 @@ fn litm_remote_server_echo_p_equals_the_local_engines() {
             name: MODEL_FILE.into(),
         }),
         context_p: false,
+        keep: false,
     };
     let p = prepare(r.clone(), None, false, server_prompts(&ws, &r).unwrap()).unwrap();
     let env = Env {

@@ -109,6 +109,7 @@ fn remote_run(tasks: Vec<(usize, usize)>) -> RemoteRun {
         prompt: Default::default(),
         utility: None,
         context_p: false,
+        keep: false,
     }
 }
 

@@ -3,14 +3,19 @@
 //! position) result and every question's utilities, so a reload resumes where it stopped (the
 //! model file is picked again; nothing already computed is computed twice).
 //!
-//! The database is opened per operation and closed right after, as the judge cache does.
+//! Only with the user's consent ("Keep results in this browser", `LITM` in crates/platform's
+//! list of stores): without it nothing is read or written, and the database is never opened
+//! (opening creates it). The database is opened per operation and closed right after, as the
+//! judge cache does.
 
 use super::litm_state::Saved;
+use crate::ui::persist;
+use ragscope_platform::stores::LITM;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{IdbDatabase, IdbRequest, IdbTransactionMode};
 
-const DB: &str = "ragscope-litm";
+const DB: &str = LITM.db;
 const STORE: &str = "experiments";
 
 fn err(what: &str, e: JsValue) -> String {
@@ -38,8 +43,12 @@ async fn open() -> Result<IdbDatabase, String> {
         .map_err(|f| f.message(err))
 }
 
-/// What is saved for `key` (nothing when there is no record or it no longer parses).
+/// What is saved for `key` (nothing when there is no record or it no longer parses, or the user
+/// did not consent to keeping results).
 pub async fn load(key: &str) -> Result<Saved, String> {
+    if !persist::consented(LITM) {
+        return Ok(Saved::default());
+    }
     let db = open().await?;
     let result = async {
         let tx = db.transaction_with_str(STORE).map_err(|e| err("read", e))?;
@@ -60,7 +69,11 @@ pub async fn load(key: &str) -> Result<Saved, String> {
     result
 }
 
+/// Saves `saved` under `key`, only with the user's consent (else nothing is written).
 pub async fn save(key: &str, saved: &Saved) -> Result<(), String> {
+    if !persist::consented(LITM) {
+        return Ok(());
+    }
     let json = serde_json::to_string(saved).map_err(|e| e.to_string())?;
     let db = open().await?;
     let result = async {
@@ -81,19 +94,7 @@ pub async fn save(key: &str, saved: &Saved) -> Result<(), String> {
     result
 }
 
-/// Deletes every saved experiment.
+/// Deletes every saved experiment (the database itself: clearing it would first create it).
 pub async fn forget() -> Result<(), String> {
-    let db = open().await?;
-    let result = async {
-        let tx = db
-            .transaction_with_str_and_mode(STORE, IdbTransactionMode::Readwrite)
-            .map_err(|e| err("write", e))?;
-        let store = tx.object_store(STORE).map_err(|e| err("write", e))?;
-        done(&store.clear().map_err(|e| err("clear", e))?)
-            .await
-            .map(|_| ())
-    }
-    .await;
-    db.close();
-    result
+    LITM.delete(&persist::factory()?).await
 }

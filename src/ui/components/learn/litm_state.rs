@@ -383,6 +383,9 @@ pub struct LitmState {
     pub positions: Vec<usize>,
     pub questions: usize,
     pub context_p: bool,
+    /// "Keep results in this browser": the user's consent to saving results (and a remote
+    /// run's replies) in IndexedDB; off by default, the choice kept in localStorage.
+    pub keep: bool,
     pub backend: BackendChoice,
     pub running: bool,
     /// (done, total, seconds) of the run.
@@ -418,6 +421,7 @@ impl Default for LitmState {
             positions: default_positions(10),
             questions: 10,
             context_p: true,
+            keep: false,
             backend: BackendChoice::Auto,
             running: false,
             progress: None,
@@ -449,6 +453,8 @@ pub enum LitmAction {
     TogglePosition(usize),
     SetQuestions(usize),
     SetContextP(bool),
+    /// The "Keep results in this browser" checkbox.
+    SetKeep(bool),
     SetBackend(BackendChoice),
     /// Results found in IndexedDB for the current settings.
     Restored(Saved),
@@ -757,6 +763,7 @@ impl Reducible for LitmState {
                     s.clear_results();
                 }
             }
+            LitmAction::SetKeep(on) if !s.running => s.keep = on,
             LitmAction::SetBackend(b) if !s.running => s.backend = b,
             LitmAction::SetPrompt(p) if !s.running => {
                 if p != s.prompt {
@@ -952,6 +959,18 @@ mod tests {
             3
         );
         assert_eq!(own.key, format!("own:nq20_subset.jsonl:{}", jsonl.len()));
+    }
+
+    #[test]
+    fn results_are_kept_only_when_ticked_and_the_choice_waits_for_a_run_to_end() {
+        let s = Rc::new(LitmState::default());
+        assert!(!s.keep, "off by default");
+        let s = s.reduce(LitmAction::SetKeep(true));
+        assert!(s.keep);
+        // A run under way writes where it started writing: the box waits for it.
+        let s = s.reduce(LitmAction::Started);
+        let s = s.reduce(LitmAction::SetKeep(false));
+        assert!(s.keep);
     }
 
     #[test]

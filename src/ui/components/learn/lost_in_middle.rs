@@ -20,7 +20,9 @@ use crate::ui::components::judges::{host_of, money, page_may_connect};
 use crate::ui::components::provider_fields::ProviderFields;
 use crate::ui::download;
 use crate::ui::judges_state::JudgeState;
+use crate::ui::persist;
 use crate::worker_link::EvalWorker;
+use ragscope_platform::stores::LITM;
 use ragscope_protocol::compute::{BackendChoice, ComputeRequest};
 use ragscope_protocol::judges::{JudgeRequest, ProviderChoice, Secret, UtilityTemplate};
 use ragscope_protocol::litm::{LitmPrompt, LitmRequest, RemoteModel, RemoteRun};
@@ -65,7 +67,23 @@ pub struct LitmProps {
 
 #[function_component(LostInTheMiddle)]
 pub fn lost_in_the_middle(props: &LitmProps) -> Html {
-    let state = use_reducer(LitmState::default);
+    // The consent to keep results, as the user left it (localStorage).
+    let state = use_reducer(|| LitmState {
+        keep: persist::consented(LITM),
+        ..LitmState::default()
+    });
+    // "Forget everything" (counted in the Judges page's state) withdraws this page's consent too.
+    {
+        let forgotten = props.judges.as_ref().map_or(0, |j| j.forgotten);
+        let seen = use_mut_ref(|| forgotten);
+        let d = state.dispatcher();
+        use_effect_with(forgotten, move |&n| {
+            if *seen.borrow() != n {
+                *seen.borrow_mut() = n;
+                d.dispatch(LitmAction::SetKeep(false));
+            }
+        });
+    }
     // The remote model named by the Judges page's provider settings (incomplete: none).
     let remote_model = props.judges.as_ref().and_then(|j| {
         let f = &j.form;
@@ -151,12 +169,13 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             });
         })
     };
-    // What IndexedDB holds for this model and these settings.
+    // What IndexedDB holds for this model and these settings (only with the user's consent:
+    // opening the database creates it).
     let key = state.cache_key();
     {
         let d = state.dispatcher();
-        use_effect_with(key.clone(), move |key| {
-            if let Some(key) = key.clone() {
+        use_effect_with((key.clone(), state.keep), move |(key, keep)| {
+            if let (Some(key), true) = (key.clone(), *keep) {
                 spawn_local(async move {
                     if let Ok(saved) = litm_cache::load(&key).await {
                         if !saved.items.is_empty() || !saved.utilities.is_empty() {
@@ -173,9 +192,15 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
             utilities: state.utilities.clone(),
             items: state.items.values().cloned().collect(),
         };
-        let stamp = (key.clone(), saved.items.len(), saved.utilities.len());
-        use_effect_with(stamp, move |(key, items, utilities)| {
-            if let (Some(key), true) = (key.clone(), *items + *utilities > 0) {
+        // Ticking "Keep results" saves what is shown at once.
+        let stamp = (
+            key.clone(),
+            saved.items.len(),
+            saved.utilities.len(),
+            state.keep,
+        );
+        use_effect_with(stamp, move |(key, items, utilities, keep)| {
+            if let (Some(key), true) = (key.clone(), *keep && *items + *utilities > 0) {
                 spawn_local(async move {
                     let _ = litm_cache::save(&key, &saved).await;
                 });
@@ -236,6 +261,19 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
     };
     let on_k = number(LitmAction::SetK);
     let on_questions = number(LitmAction::SetQuestions);
+    let on_keep = {
+        let d = state.dispatcher();
+        Callback::from(move |e: Event| {
+            if let Some(i) = input_of(&e) {
+                let on = i.checked();
+                d.dispatch(LitmAction::SetKeep(on));
+                // Unticking withdraws the consent: the saved results go.
+                spawn_local(async move {
+                    let _ = persist::set_consent(LITM, on).await;
+                });
+            }
+        })
+    };
     let on_context_p = {
         let d = state.dispatcher();
         Callback::from(move |e: Event| {
@@ -302,6 +340,7 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
         prompt: state.prompt,
         utility: state.remote_utility(),
         context_p: state.context_p,
+        keep: state.keep,
         concurrency: props
             .judges
             .as_ref()
@@ -658,6 +697,10 @@ pub fn lost_in_the_middle(props: &LitmProps) -> Html {
                         }
                         <button id="litm-cancel" disabled={!state.running} onclick={on_cancel}>{ "Cancel" }</button>
                         <button id="litm-forget" disabled={state.running} onclick={on_forget}>{ "Forget saved results" }</button>
+                        <label class="remember" title="Off by default. When on, this page's results (and a remote model's replies) are kept in this browser's IndexedDB, so a reload resumes where it stopped; unticking or 'Forget everything' deletes them.">
+                            <input type="checkbox" id="litm-keep" checked={state.keep} onchange={on_keep} disabled={state.running} />
+                            { " Keep results in this browser" }
+                        </label>
                     </div>
                     if let Some(b) = &state.backend_info {
                         <p class="hint" id="litm-backend-info" data-gpu={b.gpu.to_string()}>{ format!("{} — {}", b.label, b.reason) }</p>

@@ -1,5 +1,6 @@
 //! crates/judge's [`CacheStore`] on IndexedDB in the worker, so a reload resumes a job without
-//! buying a reply twice. Records are the judge layer's `CachedReply` (raw reply bodies, no
+//! buying a reply twice; used only when the user ticked "Keep replies in this browser"
+//! (`JudgeSpec::keep_replies`; without it the worker's tab-long memory cache serves instead). Records are the judge layer's `CachedReply` (raw reply bodies, no
 //! headers, no base URL, never an API key) as JSON, under the hex cache key.
 //!
 //! The database is opened for each operation and closed right after: "Forget everything"
@@ -10,7 +11,7 @@ use js_sys::Promise;
 use ragscope_judge::cache::CacheError;
 use ragscope_judge::{CacheKey, CacheStore, CachedReply};
 use ragscope_platform::idb::{self, IdbFailure};
-use ragscope_protocol::judges::CACHE_DB;
+use ragscope_platform::stores::JUDGE_CACHE;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -46,7 +47,9 @@ async fn open() -> Result<IdbDatabase, CacheError> {
         .indexed_db()
         .map_err(|e| err("open", e))?
         .ok_or_else(|| CacheError("this browser has no IndexedDB".into()))?;
-    idb::open(&factory, CACHE_DB, STORE).await.map_err(failure)
+    idb::open(&factory, JUDGE_CACHE.db, STORE)
+        .await
+        .map_err(failure)
 }
 
 async fn get(key: CacheKey) -> Result<Option<CachedReply>, CacheError> {
@@ -164,7 +167,7 @@ async fn cache_exists() -> bool {
             js_sys::Reflect::get(&d, &JsValue::from_str("name"))
                 .ok()
                 .and_then(|n| n.as_string())
-                .is_some_and(|n| n == CACHE_DB)
+                .is_some_and(|n| n == JUDGE_CACHE.db)
         }),
         Err(_) => true,
     }

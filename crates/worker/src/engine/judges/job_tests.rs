@@ -57,6 +57,7 @@ fn spec() -> JudgeSpec {
             k: 3,
         },
         batch: false,
+        keep_replies: false,
     }
 }
 

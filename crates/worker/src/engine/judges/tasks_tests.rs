@@ -51,6 +51,7 @@ fn spec(server: &FakeServer, inputs: TaskInputs) -> JudgeSpec {
         max_tokens: None,
         inputs,
         batch: false,
+        keep_replies: false,
     }
 }
 

@@ -76,6 +76,7 @@ fn spec(url: &str, source: ComputeSource, template: UtilityTemplate) -> JudgeSpe
         max_cost: None,
         max_tokens: None,
         batch: false,
+        keep_replies: false,
         inputs: TaskInputs::Utility { source, template },
     }
 }

@@ -1,11 +1,12 @@
 //! Judge jobs in the browser worker: each job runs as its own task (so the worker keeps loading
 //! files and evaluating meanwhile) and reports through a channel the reactor forwards to the
-//! page. Requests go out with `fetch` from the worker; replies are cached in IndexedDB.
+//! page. Requests go out with `fetch` from the worker; replies are cached in IndexedDB when the
+//! user consented (`JudgeSpec::keep_replies`), else in the tab's memory (`tab_cache`).
 
 use super::fetch::{FetchTransport, WorkerRuntime};
 use super::idb_cache::IdbCache;
 use super::job_controls::JobControls;
-use super::{batch, idb_cache, job};
+use super::{batch, idb_cache, job, tab_cache};
 use crate::engine::Workspace;
 use futures::channel::mpsc::UnboundedSender;
 use ragscope_judge::{ApiKey, Env};
@@ -37,7 +38,7 @@ impl Jobs {
             JudgeRequest::Estimate { ticket, spec } => {
                 match workspace.prepare_judge(&spec, None, true) {
                     Ok(prepared) => {
-                        let env = env(&prepared);
+                        let env = env(&prepared, spec.keep_replies);
                         wasm_bindgen_futures::spawn_local(async move {
                             send(job::estimate(&prepared, &env, ticket).await);
                         });
@@ -52,7 +53,7 @@ impl Jobs {
                         // Dropped when the task ends, which takes the handle out of the table.
                         let running = self.controls.start(job);
                         let control = running.control.clone();
-                        let mut env = env(&prepared);
+                        let mut env = env(&prepared, spec.keep_replies);
                         wasm_bindgen_futures::spawn_local(async move {
                             let _running = running;
                             if spec.batch {
@@ -122,12 +123,13 @@ impl Jobs {
     }
 }
 
-fn env(prepared: &job::PreparedJob) -> Env {
+/// `keep`: the user's consent to keep replies and batch ids in IndexedDB.
+fn env(prepared: &job::PreparedJob, keep: bool) -> Env {
     Env {
         provider: prepared.env_provider(),
         transport: Rc::new(FetchTransport),
         runtime: Rc::new(WorkerRuntime),
-        cache: Rc::new(IdbCache),
+        cache: tab_cache::choose(keep, || Rc::new(IdbCache)),
     }
 }
 
