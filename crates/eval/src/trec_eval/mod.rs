@@ -8,6 +8,7 @@
 //! blank lines in qrels are skipped instead of rejected.
 
 mod args;
+mod error;
 mod format;
 mod measures;
 mod stream;
@@ -19,6 +20,7 @@ use std::io::Read;
 use crate::formats::Input as Opened;
 
 pub use args::Args;
+pub use error::TrecEvalError;
 /// The `-m` selection, for callers that score in-memory inputs with trec_eval's measure names
 /// (the Python package's pytrec_eval drop-in).
 pub use measures::{init as init_measures, mark as mark_measures, Selected};
@@ -31,29 +33,6 @@ use crate::measures::prefs::form_prefs_counts;
 use crate::measures::topic::{ranked_rels, NOT_POOLED};
 use crate::measures::{relstring, Input, RankingOptions, Summary, TopicEval};
 use format::{fmt_value, HELP};
-
-/// A failed trec_eval invocation: what trec_eval would print on stderr, and its exit code.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, thiserror::Error)]
-#[error("{message}")]
-pub struct TrecEvalError {
-    pub message: String,
-    pub exit_code: i32,
-}
-
-impl TrecEvalError {
-    pub fn new(message: impl Into<String>, exit_code: i32) -> Self {
-        TrecEvalError {
-            message: message.into(),
-            exit_code,
-        }
-    }
-
-    /// The run's outcome when the qrels failed: never shown, since the qrels' error is
-    /// reported first and the run is not read for its own.
-    pub(crate) fn after_qrels_error() -> Self {
-        TrecEvalError::new("", 2)
-    }
-}
 
 /// Runs trec_eval on `args` (argv without the program name). The two positional
 /// arguments name the qrels and the run; `read_file` fetches their bytes.
